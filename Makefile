@@ -1,0 +1,43 @@
+# The course's two commands: `make lab` and `make test`. Everything they need is installed into .venv.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+LAB_ARGS ?=
+START_PAGE := notebooks/00_start_here.ipynb
+# Jupyter refuses to run as root unless told to (containers and CI often are root).
+AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+SUBMISSIONS ?=
+
+.PHONY: lab test lint exercises check-exercises venv-ok clean-venv
+
+lab: $(VENV)/.runtime-installed
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.port_retries=50 $(AS_ROOT) $(LAB_ARGS) $(START_PAGE)
+
+test: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check .
+
+exercises: $(VENV)/.dev-installed
+	$(PY) tools/make_exercises.py
+
+# A missing or broken .venv (its python gone or unable to start) is rebuilt from scratch.
+venv-ok:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "Python 3.11 or newer is needed: run 'make PYTHON=python3.12 ...' with one you have."; exit 1; }
+	@$(PY) -c 'import sys' 2>/dev/null || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
+
+$(VENV)/.runtime-installed: requirements.txt pyproject.toml | venv-ok
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $@
+
+$(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.runtime-installed
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+clean-venv:
+	rm -rf $(VENV)
