@@ -43,7 +43,8 @@ def _choose_mode() -> str:
         simulated_already = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
         requested = "cpu" if simulated_already or _cuda_device_count() == 0 else "gpu"
     elif requested == "gpu" and _cuda_device_count() == 0:
-        raise RuntimeError(f"{MODE_VARIABLE}=gpu, but the CUDA driver finds no GPU here. Unset it to simulate.")
+        raise RuntimeError(f"{MODE_VARIABLE}=gpu, but the CUDA driver finds no GPU here. "
+                           "Unset it to simulate on the CPU.")
     wanted = "1" if requested == "cpu" else "0"
     if "numba" in sys.modules and os.environ.get("NUMBA_ENABLE_CUDASIM", "0") != wanted:
         raise RuntimeError(
@@ -69,7 +70,11 @@ def device_name() -> str:
     if ON_GPU:
         name = cuda.get_current_device().name
         return name.decode() if isinstance(name, bytes) else name
-    return platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            return next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
 
 
 def _announce() -> None:

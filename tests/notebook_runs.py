@@ -59,7 +59,7 @@ def code_cells(path: Path) -> list[dict]:
     return cells
 
 
-def run_cells_in_process(path: Path, replacements: dict[str, str] | None = None) -> dict[str, BaseException | None]:
+def run_cells_in_process(path: Path, replacements: dict[str, str] | None = None) -> dict:
     """Run a notebook's code cells in one namespace, cell sources optionally replaced by grade_id.
 
     Returns, for every graded cell, the exception it raised or None. Other cells must not raise, except

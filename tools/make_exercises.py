@@ -52,13 +52,15 @@ def stale_exercises() -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="only check that exercises/ is up to date")
     args = parser.parse_args()
     if args.check:
         stale = stale_exercises()
         for name in stale:
-            print(f"exercises/{name} is not what solutions/ generates: run `make exercises`.", file=sys.stderr)
+            print(f"exercises/{name} is not what solutions/ generates: run `make exercises`.",
+                  file=sys.stderr)
         return 1 if stale else 0
     EXERCISES.mkdir(exist_ok=True)
     sources = sorted(SOLUTIONS.glob("*.ipynb"))
