@@ -11,7 +11,6 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 
 ROOT = Path(__file__).resolve().parent.parent
 CELL_TIMEOUT_S = 180
-RUN_TIMES: dict[str, float] = {}
 
 
 class NotebookFailed(AssertionError):
@@ -23,8 +22,9 @@ def _describe(notebook, index: int) -> str:
     return f"cell {index + 1}" + (f" (`{source[0][:70]}`)" if source else "")
 
 
-def run_notebook(path: Path) -> None:
-    """Execute a notebook top to bottom in CPU mode; a failing, stuck or dead cell raises NotebookFailed."""
+def run_notebook(path: Path) -> float:
+    """Run a notebook top to bottom in CPU mode and return its seconds; a failing, stuck or dead cell raises
+    NotebookFailed naming the notebook and the cell."""
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
         notebook, timeout=CELL_TIMEOUT_S, kernel_name="python3",
@@ -42,8 +42,7 @@ def run_notebook(path: Path) -> None:
         kind = {CellTimeoutError: f"ran over {CELL_TIMEOUT_S} s", DeadKernelError: "killed the kernel"}.get(
             type(error), "raised")
         raise NotebookFailed(f"{name}, {_describe(notebook, index)}, {kind}:\n{str(error)[-3000:]}") from None
-    finally:
-        RUN_TIMES[name] = time.perf_counter() - start
+    return time.perf_counter() - start
 
 
 def code_cells(path: Path) -> list[dict]:

@@ -8,8 +8,8 @@ NOTEBOOKS = sorted(ROOT.glob("notebooks/*.ipynb")) + sorted(ROOT.glob("solutions
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_notebook_runs_clean(path):
-    run_notebook(path)
+def test_notebook_runs_clean(path, record_property):
+    record_property("notebook_seconds", run_notebook(path))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS + sorted(ROOT.glob("exercises/*.ipynb")),
