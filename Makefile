@@ -7,6 +7,7 @@ START_PAGE := notebooks/00_start_here.ipynb
 # Jupyter refuses to run as root unless told to (containers and CI often are root).
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 SUBMISSIONS ?=
+PYTEST_ARGS ?= -n auto
 
 .PHONY: lab test lint exercises check-exercises venv-ok clean-venv
 

@@ -16,7 +16,8 @@ ASSIGNMENT = "ps01"
 def nbgrader(course: Path, *args: str) -> None:
     command = [sys.executable, "-m", "nbgrader", *args, "--CourseDirectory.root=" + str(course)]
     result = subprocess.run(command, cwd=course, capture_output=True, text=True, timeout=600,
-                            env={**os.environ, "COURSE_MODE": "cpu"})
+                            env={**os.environ, "COURSE_MODE": "cpu",  # nbgrader runs `alembic` from PATH
+                                 "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
 
 
