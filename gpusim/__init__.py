@@ -1,0 +1,37 @@
+"""gpusim: a checked, instrumented CUDA simulator that runs unchanged Numba kernels on the CPU.
+
+k = gpusim.jit(my_cuda_kernel)        # check=False for a fast unchecked run
+k[blocks, threads](a, b, out)         # numpy arrays, CPU torch tensors, scalars
+k.report                              # counters of the last launch
+"""
+
+from .checker import Access
+from .context import WARP_SIZE
+from .errors import (
+    BarrierError,
+    KernelError,
+    KernelException,
+    KernelTimeoutError,
+    OutOfBoundsError,
+    RaceError,
+    ResourceError,
+    UninitializedReadError,
+)
+from .launch import Kernel, jit
+from .report import Report
+
+__all__ = [
+    "WARP_SIZE",
+    "Access",
+    "BarrierError",
+    "Kernel",
+    "KernelError",
+    "KernelException",
+    "KernelTimeoutError",
+    "OutOfBoundsError",
+    "RaceError",
+    "Report",
+    "ResourceError",
+    "UninitializedReadError",
+    "jit",
+]

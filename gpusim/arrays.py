@@ -1,0 +1,429 @@
+"""Checked views of global and shared memory: bounds checks plus an access log for the checker.
+
+Every element access appends two integers to the launch's log:
+  1. the element's address in units of its itemsize (region base // itemsize + flat index);
+  2. log2(itemsize) << 26 | kind << 24 | code tag << 16 | bytecode offset, where the code tag (stored
+     in the globals of every rebound kernel and device function) names the learner function.
+The checker turns these logs into races and counters. Region bases are at least 2**36 (memory.py), so
+in the fast paths a numpy index narrower than int64 raises OverflowError when added to the base and
+takes the general path instead of wrapping. The fast paths compute both integers before appending
+either, so a failure never leaves half a pair in the log.
+"""
+
+import operator
+import sys
+
+import numpy as np
+
+from .context import who
+from .errors import KernelError, OutOfBoundsError, ResourceError
+from .sites import TAG, describe, user_frame
+
+READ, WRITE, ATOMIC = 0, 1, 2
+TAG_SHIFT = 16
+KIND_SHIFT = 24
+SIZE_SHIFT = 26
+_getframe = sys._getframe
+
+
+def _index_text(name, idx):
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    return f"{name}[{', '.join(_part_text(p) for p in parts)}]"
+
+
+def _part_text(part):
+    if isinstance(part, slice):
+        text = ":".join("" if v is None else str(v) for v in (part.start, part.stop))
+        return text if part.step is None else f"{text}:{part.step}"
+    return str(part)
+
+
+def _as_int(value, name, idx):
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise KernelError(
+            f"{who()} indexed {_index_text(name, idx)} with {value!r} of type {type(value).__name__}.",
+            "array indices must be integers: convert with int(...) or use // for division.",
+        ) from None
+
+
+class DeviceArray:
+    """A checked view of one global or shared array (any number of dimensions)."""
+
+    __slots__ = (
+        "_flat",
+        "shape",
+        "_st",
+        "_e0",
+        "_kb",
+        "_mr",
+        "_mw",
+        "_la",
+        "region",
+        "dtype",
+        "ndim",
+        "size",
+    )
+
+    def __init__(self, flat, shape, strides, e0, region, log, byte_offset=0):
+        self._flat = flat
+        self.shape = tuple(shape)
+        self._st = tuple(strides)
+        self._e0 = e0
+        self.region = region
+        self._kb = (region.base + byte_offset) // flat.itemsize
+        self._mr = (flat.itemsize.bit_length() - 1) << SIZE_SHIFT
+        self._mw = self._mr + (WRITE << KIND_SHIFT)
+        self._la = log.append
+        self.dtype = flat.dtype
+        self.ndim = len(self.shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __iter__(self):
+        frame = user_frame()
+        for i in range(self.shape[0]):
+            yield self._access(i, frame, READ)
+
+    def __repr__(self):
+        return f"<gpusim {self.region.kind} array {self.region.name} shape={self.shape} dtype={self.dtype}>"
+
+    def __getitem__(self, idx):
+        return self._access(idx, _getframe(1), READ)
+
+    def __setitem__(self, idx, value):
+        self._access(idx, _getframe(1), WRITE, value)
+
+    def _access(self, idx, frame, kind, value=None):
+        """The general path: element access, or a view for slices and partial indices."""
+        parts = idx if isinstance(idx, tuple) else (idx,)
+        if len(parts) > self.ndim:
+            raise self._misuse(idx, kind, frame, f"a {self.ndim}-D array takes at most {self.ndim} indices")
+        e = self._e0
+        shape, strides = [], []
+        for axis, part in enumerate(parts):
+            size = self.shape[axis]
+            if isinstance(part, slice):
+                start, stop, step = self._slice(part, size, idx, kind, frame)
+                e += start * self._st[axis]
+                shape.append(max(0, (stop - start + step - 1) // step))
+                strides.append(self._st[axis] * step)
+                continue
+            i = _as_int(part, self.region.name, idx)
+            if not 0 <= i < size:
+                raise self._error(idx, kind, frame, self._bounds_text(i, axis, size))
+            e += i * self._st[axis]
+        if shape or len(parts) < self.ndim:
+            shape += self.shape[len(parts) :]
+            strides += self._st[len(parts) :]
+            if kind != READ:
+                raise self._misuse(idx, kind, frame, "a kernel assigns one element at a time, not a slice")
+            return view(self, shape, strides, e)
+        return self._element(e, frame, kind, value)
+
+    def _element(self, e, frame, kind, value):
+        self._log(e, frame, kind)
+        if kind == READ:
+            return self._flat[e]
+        self._flat[e] = value
+        return None
+
+    def _log(self, e, frame, kind):
+        tag = frame.f_globals.get(TAG)
+        if tag is None:
+            frame = user_frame(1) or frame
+            tag = frame.f_globals.get(TAG, 0)
+        self._la(self._kb + int(e))
+        self._la(self._mr + (kind << KIND_SHIFT) + tag + frame.f_lasti)
+
+    def _slice(self, part, size, idx, kind, frame):
+        step = 1 if part.step is None else _as_int(part.step, self.region.name, idx)
+        if step <= 0:
+            raise self._misuse(idx, kind, frame, "slices in kernels need a positive step")
+        start = 0 if part.start is None else _as_int(part.start, self.region.name, idx)
+        stop = size if part.stop is None else _as_int(part.stop, self.region.name, idx)
+        if start < 0 or stop < 0:
+            raise self._error(
+                idx, kind, frame, "a negative slice bound is out of bounds on a GPU (no wrap-around)"
+            )
+        return min(start, size), min(max(stop, start), size), step
+
+    def _bounds_text(self, i, axis, size):
+        if i < 0:
+            return f"index {i} is negative (a GPU does not wrap negative indices)"
+        return f"index {i} is past the end of axis {axis}, which has size {size}"
+
+    def _where(self, idx, kind, frame, reason):
+        verb = ("read", "wrote", "atomically updated")[kind]
+        place = describe(frame.f_code, frame.f_lasti) if frame is not None else "?"
+        return f"{who()} {verb} {_index_text(self.region.name, idx)} at {place}: {reason}."
+
+    def _misuse(self, idx, kind, frame, reason):
+        return KernelError(self._where(idx, kind, frame, reason), "index arrays as in CUDA: a[i] or a[i, j].")
+
+    def _error(self, idx, kind, frame, reason):
+        """OutOfBoundsError, or ResourceError for dynamic shared memory beyond the launch's bytes."""
+        message = self._where(idx, kind, frame, reason)
+        if self.region.dynamic:
+            return ResourceError(
+                f"{message} The launch gave {self.region.nbytes} bytes of dynamic shared memory.",
+                "pass enough bytes as the 4th launch parameter: k[grid, block, 0, nbytes](...).",
+            )
+        return OutOfBoundsError(message)
+
+    def atomic(self, idx, op, frame, *operands):
+        """Apply an atomic read-modify-write `op(old, *operands) -> new`; return the old value."""
+        parts = idx if isinstance(idx, tuple) else (idx,)
+        if len(parts) != self.ndim or any(isinstance(p, slice) for p in parts):
+            raise self._misuse(idx, ATOMIC, frame, "atomics need one integer index per dimension")
+        e = self._e0
+        for axis, part in enumerate(parts):
+            i = _as_int(part, self.region.name, idx)
+            if not 0 <= i < self.shape[axis]:
+                raise self._error(idx, ATOMIC, frame, self._bounds_text(i, axis, self.shape[axis]))
+            e += i * self._st[axis]
+        self._log(e, frame, ATOMIC)
+        old = self._flat[e]
+        self._flat[e] = op(old, *operands)
+        return old
+
+    def to_numpy(self):
+        """A copy of the elements this view covers, without logging accesses."""
+        itemsize = self._flat.itemsize
+        strides = tuple(stride * itemsize for stride in self._st)
+        return np.lib.stride_tricks.as_strided(self._flat[self._e0 :], self.shape, strides).copy()
+
+    def index_of(self, byte_offset):
+        """The multi-index of the element at `byte_offset` of this array's region (for messages)."""
+        e = byte_offset // self._flat.itemsize - self._e0
+        parts = []
+        for stride in self._st:
+            parts.append(e // stride)
+            e %= stride
+        return parts[0] if len(parts) == 1 else tuple(parts)
+
+
+class DeviceArray1D(DeviceArray):
+    """Fast path for one index."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        try:
+            if 0 <= i < self.shape[0]:
+                e = self._e0 + i * self._st[0]
+                f = _getframe(1)
+                meta = self._mr + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + e)
+                la(meta)
+                return self._flat[e]
+        except (TypeError, KeyError, OverflowError):
+            pass
+        return self._access(i, _getframe(1), READ)
+
+    def __setitem__(self, i, value):
+        try:
+            if 0 <= i < self.shape[0]:
+                e = self._e0 + i * self._st[0]
+                f = _getframe(1)
+                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + e)
+                la(meta)
+                self._flat[e] = value
+                return
+        except (TypeError, KeyError, OverflowError):
+            pass
+        self._access(i, _getframe(1), WRITE, value)
+
+
+class DeviceArray2D(DeviceArray):
+    """Fast path for two indices."""
+
+    __slots__ = ()
+
+    def __getitem__(self, idx):
+        try:
+            i, j = idx
+            n0, n1 = self.shape
+            if 0 <= i < n0 and 0 <= j < n1:
+                s0, s1 = self._st
+                e = self._e0 + i * s0 + j * s1
+                f = _getframe(1)
+                meta = self._mr + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + e)
+                la(meta)
+                return self._flat[e]
+        except (TypeError, ValueError, KeyError, OverflowError):
+            pass
+        return self._access(idx, _getframe(1), READ)
+
+    def __setitem__(self, idx, value):
+        try:
+            i, j = idx
+            n0, n1 = self.shape
+            if 0 <= i < n0 and 0 <= j < n1:
+                s0, s1 = self._st
+                e = self._e0 + i * s0 + j * s1
+                f = _getframe(1)
+                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + e)
+                la(meta)
+                self._flat[e] = value
+                return
+        except (TypeError, ValueError, KeyError, OverflowError):
+            pass
+        self._access(idx, _getframe(1), WRITE, value)
+
+
+class Contiguous1D(DeviceArray):
+    """Fastest path: a whole 1-D argument or shared array."""
+
+    __slots__ = ("_n0",)
+
+    def __getitem__(self, i):
+        try:
+            if 0 <= i < self._n0:
+                f = _getframe(1)
+                meta = self._mr + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + i)
+                la(meta)
+                return self._flat[i]
+        except (TypeError, KeyError, OverflowError):
+            pass
+        return self._access(i, _getframe(1), READ)
+
+    def __setitem__(self, i, value):
+        try:
+            if 0 <= i < self._n0:
+                f = _getframe(1)
+                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + i)
+                la(meta)
+                self._flat[i] = value
+                return
+        except (TypeError, KeyError, OverflowError):
+            pass
+        self._access(i, _getframe(1), WRITE, value)
+
+
+class Contiguous2D(DeviceArray):
+    """Fastest path: a whole 2-D argument or shared array in C order."""
+
+    __slots__ = ("_n0", "_n1")
+
+    def __getitem__(self, idx):
+        try:
+            i, j = idx
+            n1 = self._n1
+            if 0 <= j < n1 and 0 <= i < self._n0:
+                e = i * n1 + j
+                f = _getframe(1)
+                meta = self._mr + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + e)
+                la(meta)
+                return self._flat[e]
+        except (TypeError, ValueError, KeyError, OverflowError):
+            pass
+        return self._access(idx, _getframe(1), READ)
+
+    def __setitem__(self, idx, value):
+        try:
+            i, j = idx
+            n1 = self._n1
+            if 0 <= j < n1 and 0 <= i < self._n0:
+                e = i * n1 + j
+                f = _getframe(1)
+                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + e)
+                la(meta)
+                self._flat[e] = value
+                return
+        except (TypeError, ValueError, KeyError, OverflowError):
+            pass
+        self._access(idx, _getframe(1), WRITE, value)
+
+
+_BY_NDIM = {1: DeviceArray1D, 2: DeviceArray2D}
+_CONTIGUOUS = {1: Contiguous1D, 2: Contiguous2D}
+
+
+def device_array(flat, shape, strides, e0, region, log, byte_offset=0):
+    """A checked array of the fastest class for its number of dimensions and layout."""
+    contiguous = e0 == 0 and len(shape) in _CONTIGUOUS and tuple(strides) == tuple(shape[1:]) + (1,)
+    if contiguous:
+        arr = _CONTIGUOUS[len(shape)](flat, shape, strides, e0, region, log, byte_offset)
+        arr._n0 = shape[0]
+        if len(shape) == 2:
+            arr._n1 = shape[1]
+        return arr
+    cls = _BY_NDIM.get(len(shape), DeviceArray)
+    return cls(flat, shape, strides, e0, region, log, byte_offset)
+
+
+def view(parent, shape, strides, e0):
+    """A checked view (slice or row) that shares the parent's memory, region and log."""
+    cls = _BY_NDIM.get(len(shape), DeviceArray)
+    arr = cls.__new__(cls)
+    for slot in ("_flat", "_kb", "_mr", "_mw", "_la", "region", "dtype"):
+        setattr(arr, slot, getattr(parent, slot))
+    arr.shape = tuple(shape)
+    arr._st = tuple(strides)
+    arr._e0 = e0
+    arr.ndim = len(arr.shape)
+    arr.size = int(np.prod(arr.shape, dtype=np.int64))
+    return arr
+
+
+class BoundsCheckedArray:
+    """A local or constant array: bounds-checked, not tracked for races."""
+
+    __slots__ = ("_a", "name", "writable", "shape", "dtype", "ndim", "size")
+
+    def __init__(self, array, name, writable):
+        self._a = array
+        self.name = name
+        self.writable = writable
+        self.shape = array.shape
+        self.dtype = array.dtype
+        self.ndim = array.ndim
+        self.size = array.size
+
+    def __len__(self):
+        return self.shape[0]
+
+    def _check(self, idx, verb):
+        parts = idx if isinstance(idx, tuple) else (idx,)
+        for axis, part in enumerate(parts):
+            if isinstance(part, slice) or axis >= self.ndim:
+                continue
+            i = _as_int(part, self.name, idx)
+            if not 0 <= i < self.shape[axis]:
+                frame = user_frame(3)
+                place = describe(frame.f_code, frame.f_lasti) if frame else "?"
+                raise OutOfBoundsError(
+                    f"{who()} {verb} {_index_text(self.name, idx)} at {place}: index {i} is outside "
+                    f"axis {axis} of size {self.shape[axis]}."
+                )
+
+    def __getitem__(self, idx):
+        self._check(idx, "read")
+        return self._a[idx]
+
+    def __setitem__(self, idx, value):
+        if not self.writable:
+            raise KernelError(
+                f"{who()} wrote to the constant array {self.name}.", "constant memory is read-only."
+            )
+        self._check(idx, "wrote")
+        self._a[idx] = value

@@ -1,0 +1,280 @@
+"""Turns the access log into race, uninitialised-read and cross-block checks, and hands the same arrays
+to the counters. The log is checked in batches of whole barrier epochs (at the end of each block, and
+before any error inside a block is reported, so the earliest problem wins). Decisions depend only on
+the set of accesses in each epoch, never on the order in which the simulator ran the threads."""
+
+from collections import namedtuple
+
+import numpy as np
+
+from . import sites
+from .arrays import ATOMIC, KIND_SHIFT, READ, SIZE_SHIFT, TAG_SHIFT, WRITE
+from .context import WARP_SIZE, fmt3
+from .errors import RaceError, UninitializedReadError
+from .memory import OFFSET_MASK, REGION_BITS
+
+_VERBS = {READ: "read", WRITE: "wrote", ATOMIC: "atomically updated"}
+_CONFLICTS = {READ: (WRITE, ATOMIC), WRITE: (READ, WRITE, ATOMIC), ATOMIC: (READ, WRITE)}
+_CROSS_BLOCK_HINT = (
+    "give each block its own output elements, or combine results with cuda.atomic.* (or a second kernel)."
+)
+
+
+BATCH_ENTRIES = 1 << 17
+Access = namedtuple("Access", "block thread array index kind line epoch")
+Access.__doc__ = "One recorded element access (gpusim.jit(..., record=True) fills Kernel.trace with these)."
+_EPOCH_SHIFT = 40
+
+
+class Accesses:
+    """Logged accesses as numpy arrays in log order; `epoch` numbers the barrier epochs of the batch."""
+
+    FIELDS = ("addr", "kind", "tid", "wepoch", "tag", "lasti", "region", "epoch")
+    __slots__ = FIELDS
+
+    @classmethod
+    def from_log(cls, log):
+        self = cls()
+        keys = np.frombuffer(log.keys, dtype=np.int64)
+        pairs = keys[: len(keys) // 2 * 2].reshape(-1, 2)
+        element, meta = pairs[:, 0].copy(), pairs[:, 1].copy()
+        del keys, pairs
+        n = len(element)
+        segments = np.frombuffer(log.segments, dtype=np.int64).reshape(-1, 3)
+        lengths = np.diff(np.append(segments[:, 0] // 2, n))
+        self.tid = np.repeat(segments[:, 1], lengths)
+        self.wepoch = np.repeat(segments[:, 2], lengths)
+        del segments
+        ends = [end for end in log.epoch_ends if end < n] + [n]
+        self.epoch = np.repeat(np.arange(len(ends)), np.diff(np.array([0] + ends)))
+        self.addr = element << ((meta >> SIZE_SHIFT) & 7)
+        self.kind = (meta >> KIND_SHIFT) & 3
+        self.tag = (meta >> TAG_SHIFT) & 0xFF
+        self.lasti = meta & 0xFFFF
+        self.region = self.addr >> REGION_BITS
+        return self
+
+    def part(self, start, stop):
+        piece = Accesses()
+        for field in self.FIELDS:
+            setattr(piece, field, getattr(self, field)[start:stop])
+        return piece
+
+
+class Checker:
+    """Race, uninitialised-read and cross-block checks for one launch; feeds `counters`."""
+
+    def __init__(self, memory, counters, trace=None):
+        self.memory = memory
+        self.counters = counters
+        self.trace = trace
+        self.epoch_base = 0
+        self.block = None
+        self.block_dim = None
+        self.threads = []
+        self.earlier_blocks = {READ: set(), WRITE: set(), ATOMIC: set()}
+        self.this_block = {READ: set(), WRITE: set(), ATOMIC: set()}
+        self.history = []
+
+    def begin_block(self, block, threads, block_dim):
+        self.epoch_base = 0
+        self.block = block
+        self.threads = threads
+        self.block_dim = block_dim
+
+    def end_epoch(self):
+        """A barrier released the block: close the epoch, and check a batch if the log is long."""
+        log = self.memory.log
+        log.epoch_ends.append(len(log.keys) // 2)
+        if len(log.keys) >= 2 * BATCH_ENTRIES:
+            self.flush()
+
+    def end_block(self):
+        self.flush()
+        for kind, addresses in self.this_block.items():
+            self.earlier_blocks[kind] |= addresses
+            addresses.clear()
+
+    def flush(self):
+        """Check and count everything logged so far in this block."""
+        log = self.memory.log
+        if not log.keys:
+            log.clear()
+            return
+        batch = Accesses.from_log(log)
+        log.clear()
+        if self.trace is not None:
+            self._record(batch)
+        shared = self.memory.is_shared[batch.region]
+        self._check_races(batch)
+        if shared.any():
+            self._check_uninitialized(batch, shared)
+        if not shared.all():
+            self._check_other_blocks(batch, ~shared)
+        bounds = np.flatnonzero(np.diff(batch.epoch)) + 1
+        for start, stop in zip([0, *bounds.tolist()], [*bounds.tolist(), len(batch.epoch)], strict=True):
+            self.counters.add_epoch(batch.part(start, stop), shared[start:stop])
+
+    def _record(self, batch):
+        regions, codes = self.memory.regions, self.memory.codes
+        fields = ("tid", "region", "addr", "kind", "tag", "lasti", "epoch")
+        rows = zip(*(getattr(batch, field).tolist() for field in fields), strict=True)
+        for tid, rid, addr, kind, tag, lasti, epoch in rows:
+            region = regions[rid]
+            index = region.primary.index_of((addr & OFFSET_MASK) - region.primary_offset)
+            line = sites.line_of(codes[tag], lasti)
+            kind_name = ("read", "write", "atomic")[kind]
+            thread = self.threads[tid].idx
+            self.trace.append(
+                Access(self.block, thread, region.name, index, kind_name, line, self.epoch_base + epoch)
+            )
+        self.epoch_base += int(batch.epoch[-1]) + 1
+
+    # --- races inside a block ------------------------------------------------------------
+
+    def _check_races(self, epoch):
+        written = np.flatnonzero(epoch.kind != READ)
+        if not len(written):
+            return
+        key = epoch.epoch << _EPOCH_SHIFT | epoch.addr
+        order = np.argsort(key[written], kind="stable")
+        w_key, w_tid = key[written][order], epoch.tid[written][order]
+        pos = np.minimum(np.searchsorted(w_key, key), len(w_key) - 1)
+        other_thread = (w_key[pos] == key) & (w_tid[pos] != epoch.tid)
+        several_writers = (w_key[1:] == w_key[:-1]) & (w_tid[1:] != w_tid[:-1])
+        candidates = np.union1d(key[other_thread], w_key[1:][several_writers])
+        for candidate in candidates.tolist():
+            entries = np.flatnonzero(key == candidate)
+            entries = entries[np.argsort(epoch.tid[entries], kind="stable")]
+            pair = self._conflicting_pair(epoch, entries)
+            if pair is not None:
+                raise RaceError(self._race_text(epoch, *pair))
+
+    @staticmethod
+    def _conflicting_pair(epoch, entries):
+        """The first (by thread index) write and a conflicting access by another thread, or None."""
+        seen, accesses = set(), []
+        for i in entries.tolist():
+            key = (int(epoch.tid[i]), int(epoch.kind[i]), int(epoch.wepoch[i]))
+            if key not in seen:
+                seen.add(key)
+                accesses.append((*key, i))
+        for tw, kw, ew, iw in accesses:
+            if kw == READ:
+                continue
+            for to, ko, eo, io in accesses:
+                if to == tw or (kw == ATOMIC and ko == ATOMIC):
+                    continue
+                if to // WARP_SIZE == tw // WARP_SIZE and eo != ew:
+                    continue
+                return iw, io
+        return None
+
+    def _access_text(self, epoch, i, of_block=False):
+        thread = self.threads[int(epoch.tid[i])].idx
+        region = self.memory.regions[int(epoch.region[i])]
+        place = sites.describe(self.memory.codes[int(epoch.tag[i])], int(epoch.lasti[i]))
+        block = f" of block {fmt3(self.block)}" if of_block else ""
+        element = region.element_text(int(epoch.addr[i]) & OFFSET_MASK)
+        return f"thread {fmt3(thread)}{block} {_VERBS[int(epoch.kind[i])]} {element} at {place}"
+
+    def _race_text(self, epoch, first, second):
+        same_warp = epoch.tid[first] // WARP_SIZE == epoch.tid[second] // WARP_SIZE
+        order = "cuda.syncwarp() or cuda.syncthreads()" if same_warp else "cuda.syncthreads()"
+        return (
+            f"block {fmt3(self.block)}: {self._access_text(epoch, first)} and "
+            f"{self._access_text(epoch, second)} with no {order} between them."
+        )
+
+    # --- uninitialised shared memory -----------------------------------------------------
+
+    def _check_uninitialized(self, epoch, shared):
+        """A shared read is fine if the element was written in an earlier epoch, or earlier in this one
+        by the reader itself or by a lane that a warp sync orders before it."""
+        writes = None
+        for rid in np.flatnonzero(np.bincount(epoch.region[shared])).tolist():
+            region = self.memory.regions[rid]
+            sel = np.flatnonzero(epoch.region == rid)
+            offsets, kinds, epochs = epoch.addr[sel] & OFFSET_MASK, epoch.kind[sel], epoch.epoch[sel]
+            written = kinds != READ
+            first_written = np.where(region.init, -1, len(epoch.epoch))
+            np.minimum.at(first_written, offsets[written], epochs[written])
+            suspects = sel[(kinds != WRITE) & (first_written[offsets] >= epochs)]
+            if len(suspects):
+                writes = writes if writes is not None else self._writes_by_address(epoch)
+                for i in suspects.tolist():
+                    earlier = writes.get((int(epoch.epoch[i]), int(epoch.addr[i])), ())
+                    if not self._written_before(epoch, i, earlier):
+                        raise UninitializedReadError(
+                            f"block {fmt3(self.block)}: {self._access_text(epoch, i)}, but no thread of the "
+                            f"block has written that element of shared memory yet."
+                        )
+            region.init[offsets[written]] = True
+
+    @staticmethod
+    def _writes_by_address(epoch):
+        """{(epoch, address): [(log position, thread, warp epoch), ...]} of the batch's writes and atomics."""
+        positions = np.flatnonzero(epoch.kind != READ)
+        writes = {}
+        rows = zip(
+            epoch.epoch[positions].tolist(),
+            epoch.addr[positions].tolist(),
+            positions.tolist(),
+            epoch.tid[positions].tolist(),
+            epoch.wepoch[positions].tolist(),
+            strict=True,
+        )
+        for epoch_number, address, *write in rows:
+            writes.setdefault((epoch_number, address), []).append(write)
+        return writes
+
+    @staticmethod
+    def _written_before(epoch, i, writes):
+        """Did the reader itself, or a lane ordered before it by a warp sync, write the element first?"""
+        tid, wepoch = int(epoch.tid[i]), int(epoch.wepoch[i])
+        for position, writer, writer_wepoch in writes:
+            if writer == tid and position < i:
+                return True
+            if writer // WARP_SIZE == tid // WARP_SIZE and writer_wepoch < wepoch:
+                return True
+        return False
+
+    # --- races between blocks ------------------------------------------------------------
+
+    def _check_other_blocks(self, epoch, global_mask):
+        for kind, others in _CONFLICTS.items():
+            sel = np.flatnonzero(global_mask & (epoch.kind == kind))
+            if not len(sel):
+                continue
+            addresses, first = np.unique(epoch.addr[sel], return_index=True)
+            address_list = addresses.tolist()
+            for other in others:
+                if not self.earlier_blocks[other].isdisjoint(address_list):
+                    clash = next(a for a in address_list if a in self.earlier_blocks[other])
+                    i = int(sel[first[address_list.index(clash)]])
+                    raise RaceError(self._cross_block_text(epoch, i, other, clash), _CROSS_BLOCK_HINT)
+            self.this_block[kind].update(address_list)
+            keep = sel[first]
+            self.history.append(
+                (self.block, kind, addresses, epoch.tid[keep], epoch.tag[keep], epoch.lasti[keep])
+            )
+
+    def _cross_block_text(self, epoch, i, other_kind, address):
+        block, tid, tag, lasti = self._earlier_access(other_kind, address)
+        place = sites.describe(self.memory.codes[tag], lasti)
+        bx, by, _ = self.block_dim
+        thread = fmt3((tid % bx, tid // bx % by, tid // (bx * by)))
+        region = self.memory.regions[int(epoch.region[i])]
+        element = region.element_text(address & OFFSET_MASK)
+        return (
+            f"{self._access_text(epoch, i, of_block=True)} and thread {thread} of block {fmt3(block)} "
+            f"{_VERBS[other_kind]} {element} at {place}; nothing orders two blocks."
+        )
+
+    def _earlier_access(self, kind, address):
+        """(block, thread, code tag, offset) of an earlier block's access of `kind` to `address`."""
+        for block, logged_kind, addresses, tids, tags, lastis in self.history:
+            j = np.searchsorted(addresses, address)
+            if logged_kind == kind and block != self.block and j < len(addresses) and addresses[j] == address:
+                return block, int(tids[j]), int(tags[j]), int(lastis[j])
+        raise AssertionError("an address in earlier_blocks is missing from the history")

@@ -1,0 +1,59 @@
+"""Exceptions raised by gpusim. Every one is a KernelError and its message ends with a one-line hint."""
+
+
+class KernelError(Exception):
+    """Base class of every error that gpusim reports about a kernel or its launch."""
+
+    hint = "Read the message above: it names the block, thread, array, index and kernel line."
+
+    def __init__(self, message, hint=None):
+        self.detail = message
+        super().__init__(f"{message}\nHint: {hint or self.hint}")
+
+
+class RaceError(KernelError):
+    """Two threads access one element, at least one writes, and nothing orders them."""
+
+    hint = (
+        "put cuda.syncthreads() between the phase that writes the memory and the phase that reads it, "
+        "or use cuda.atomic.* when many threads update one element."
+    )
+
+
+class BarrierError(KernelError):
+    """Threads of a block (or warp) do not all reach the same barrier or warp collective."""
+
+    hint = (
+        "every thread of the block must reach the same cuda.syncthreads(): keep barriers out of "
+        "branches and loops that some threads skip, and do not return early before one."
+    )
+
+
+class OutOfBoundsError(KernelError):
+    """An index outside the array, negative included."""
+
+    hint = "guard the access with a bounds check such as `if i < a.shape[0]:` and check the index arithmetic."
+
+
+class ResourceError(KernelError):
+    """A launch configuration, argument or resource use that a GPU would reject."""
+
+    hint = "stay within the GPU limits: at most 1024 threads and 48 KiB of static shared memory per block."
+
+
+class UninitializedReadError(KernelError):
+    """A read of shared memory that no thread of the block has written."""
+
+    hint = "write every shared element before any thread reads it (and put cuda.syncthreads() in between)."
+
+
+class KernelTimeoutError(KernelError):
+    """The launch ran longer than the `timeout` given to gpusim.jit."""
+
+    hint = "look for a loop whose condition never changes, or raise the timeout for a big launch."
+
+
+class KernelException(KernelError):
+    """A Python exception raised by kernel code; the original is the __cause__."""
+
+    hint = "the original exception is shown above this one; fix the kernel line it names."

@@ -1,0 +1,205 @@
+"""The `cuda` object that rebound kernels see in place of `numba.cuda`.
+
+Thread and block indices are plain attributes that the scheduler sets on every switch, so reading
+`cuda.threadIdx.x` costs two attribute lookups.
+"""
+
+import math
+import sys
+from collections import namedtuple
+
+from .arrays import DeviceArray
+from .context import WARP_SIZE, current
+
+FULL_MASK = 0xFFFFFFFF
+
+Dim3 = namedtuple("Dim3", "x y z")
+
+
+def _apply_atomic(ary, idx, op, *operands):
+    if isinstance(ary, DeviceArray):
+        return ary.atomic(idx, op, sys._getframe(2), *operands)
+    old = ary[idx]
+    ary[idx] = op(old, *operands)
+    return old
+
+
+class _Atomic:
+    """`cuda.atomic`: read-modify-write operations that return the old value."""
+
+    @staticmethod
+    def add(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: old + v, val)
+
+    @staticmethod
+    def sub(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: old - v, val)
+
+    @staticmethod
+    def max(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: v if v > old else old, val)
+
+    @staticmethod
+    def min(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: v if v < old else old, val)
+
+    @staticmethod
+    def nanmax(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: v if math.isnan(old) or v > old else old, val)
+
+    @staticmethod
+    def nanmin(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: v if math.isnan(old) or v < old else old, val)
+
+    @staticmethod
+    def exch(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: v, val)
+
+    @staticmethod
+    def cas(ary, idx, old, val):
+        return _apply_atomic(ary, idx, lambda cur, expected, v: v if cur == expected else cur, old, val)
+
+    @staticmethod
+    def inc(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: 0 if old >= v else old + 1, val)
+
+    @staticmethod
+    def dec(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: v if old == 0 or old > v else old - 1, val)
+
+    @staticmethod
+    def and_(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: old & v, val)
+
+    @staticmethod
+    def or_(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: old | v, val)
+
+    @staticmethod
+    def xor(ary, idx, val):
+        return _apply_atomic(ary, idx, lambda old, v: old ^ v, val)
+
+
+class _Shared:
+    @staticmethod
+    def array(shape, dtype):
+        """A block-wide shared array; shape 0 gives the launch's dynamic shared memory."""
+        return current.scheduler.shared_array(shape, dtype, sys._getframe(1))
+
+
+class _Local:
+    @staticmethod
+    def array(shape, dtype):
+        """A per-thread array."""
+        return current.scheduler.local_array(shape, dtype)
+
+
+class _Const:
+    @staticmethod
+    def array_like(ary):
+        """A read-only copy of a host array."""
+        return current.scheduler.const_array(ary)
+
+
+class FakeCuda:
+    """Stands in for the `numba.cuda` module inside simulated kernels."""
+
+    warpsize = WARP_SIZE
+    atomic = _Atomic
+    shared = _Shared
+    local = _Local
+    const = _Const
+
+    def __init__(self, translate):
+        self._translate = translate
+        self.threadIdx = self.blockIdx = self.blockDim = self.gridDim = Dim3(0, 0, 0)
+        self.laneid = 0
+
+    def __getattr__(self, name):
+        import numba.cuda
+
+        return self._translate(getattr(numba.cuda, name))
+
+    def grid(self, ndim):
+        """Absolute thread position: an int for ndim=1, else a tuple."""
+        t, b, d = self.threadIdx, self.blockIdx, self.blockDim
+        if ndim == 1:
+            return b.x * d.x + t.x
+        if ndim == 2:
+            return b.x * d.x + t.x, b.y * d.y + t.y
+        return b.x * d.x + t.x, b.y * d.y + t.y, b.z * d.z + t.z
+
+    def gridsize(self, ndim):
+        """Total number of threads along each axis of the grid."""
+        d, g = self.blockDim, self.gridDim
+        if ndim == 1:
+            return d.x * g.x
+        if ndim == 2:
+            return d.x * g.x, d.y * g.y
+        return d.x * g.x, d.y * g.y, d.z * g.z
+
+    @staticmethod
+    def syncthreads():
+        current.scheduler.barrier("syncthreads", None)
+
+    @staticmethod
+    def syncthreads_count(predicate):
+        return current.scheduler.barrier("count", predicate)
+
+    @staticmethod
+    def syncthreads_and(predicate):
+        return current.scheduler.barrier("and", predicate)
+
+    @staticmethod
+    def syncthreads_or(predicate):
+        return current.scheduler.barrier("or", predicate)
+
+    @staticmethod
+    def threadfence():
+        """Memory fences order a thread's own accesses; the simulator runs them in order already."""
+
+    threadfence_block = threadfence_system = threadfence
+
+    @staticmethod
+    def syncwarp(mask=FULL_MASK):
+        current.scheduler.warp("syncwarp", mask, None, None)
+
+    @staticmethod
+    def shfl_sync(mask, value, src_lane):
+        return current.scheduler.warp("shfl", mask, value, src_lane)
+
+    @staticmethod
+    def shfl_up_sync(mask, value, delta):
+        return current.scheduler.warp("up", mask, value, delta)
+
+    @staticmethod
+    def shfl_down_sync(mask, value, delta):
+        return current.scheduler.warp("down", mask, value, delta)
+
+    @staticmethod
+    def shfl_xor_sync(mask, value, lane_mask):
+        return current.scheduler.warp("xor", mask, value, lane_mask)
+
+    @staticmethod
+    def ballot_sync(mask, predicate):
+        return current.scheduler.warp("ballot", mask, predicate, None)
+
+    @staticmethod
+    def all_sync(mask, predicate):
+        return current.scheduler.warp("all", mask, predicate, None)
+
+    @staticmethod
+    def any_sync(mask, predicate):
+        return current.scheduler.warp("any", mask, predicate, None)
+
+    @staticmethod
+    def activemask():
+        """Lanes of the calling warp that have not exited."""
+        return current.scheduler.active_mask()
+
+    def lanemask_lt(self):
+        return (1 << self.laneid) - 1
+
+    @staticmethod
+    def fma(a, b, c):
+        return a * b + c

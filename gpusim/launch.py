@@ -1,0 +1,217 @@
+"""`gpusim.jit`: wrap a kernel, parse `k[grid, block, stream, shared_bytes]`, convert arguments, run."""
+
+import numbers
+import random
+import signal
+import threading
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from .checker import Checker
+from .counters import Counters
+from .errors import KernelError, KernelTimeoutError, ResourceError
+from .fakecuda import Dim3, FakeCuda
+from .memory import Memory
+from .rebind import Rebinder, python_function
+from .report import Report
+from .scheduler import Scheduler
+
+MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCK_DIM = (1024, 1024, 64)
+MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
+SCHEDULES = ("sequential", "random")
+
+
+def jit(kernel, check=True, schedule="sequential", seed=None, timeout=None, record=False):
+    """Wrap a @cuda.jit kernel (or a plain function using `cuda`) for simulation: jit(k)[grid, block](*args).
+
+    check=False only runs (fast); schedule="random" runs threads in a seeded random order;
+    timeout (seconds) stops a runaway launch with KernelTimeoutError; record=True (with check=True)
+    keeps every element access of the last launch in `Kernel.trace` (a list of gpusim.Access).
+    """
+    return Kernel(kernel, check=check, schedule=schedule, seed=seed, timeout=timeout, record=record)
+
+
+class Kernel:
+    """A simulated kernel: index it with a launch configuration, then call it; `report` describes the
+    last launch."""
+
+    def __init__(self, kernel, check=True, schedule="sequential", seed=None, timeout=None, record=False):
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, not {schedule!r}")
+        self.py_func = python_function(kernel)
+        self.__name__ = self.py_func.__name__
+        self.__doc__ = self.py_func.__doc__
+        self.check = check
+        self.schedule = schedule
+        self.seed = seed
+        self.timeout = timeout
+        self.record = record and check
+        self.report = None
+        self.trace = None
+
+    def __repr__(self):
+        return f"<gpusim kernel {self.__name__} check={self.check}>"
+
+    def __getitem__(self, config):
+        grid, block, shared_bytes = parse_config(config)
+        return lambda *args: self._launch(grid, block, shared_bytes, args)
+
+    def _launch(self, grid, block, shared_bytes, args):
+        self.report = None
+        self.trace = [] if self.record else None
+        memory = Memory()
+        rebinder = Rebinder(None, memory.codes)
+        fake = FakeCuda(lambda value: rebinder.value(value, None))
+        rebinder.fake_cuda = fake
+        fn = rebinder.function(self.py_func)
+        counters = checker = None
+        if self.check:
+            counters = Counters(memory)
+            checker = Checker(memory, counters, self.trace)
+        sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check)
+        rng = random.Random(self.seed) if self.schedule == "random" else None
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        scheduler = Scheduler(fn, sim_args, grid, block, shared_bytes, fake, memory, checker, rng, deadline)
+        try:
+            with _alarm(self.timeout):
+                scheduler.run()
+        except KernelError as error:
+            raise error.with_traceback(None) from error.__cause__
+        finally:
+            for original, copy in copy_backs:
+                np.copyto(original, copy)
+        nthreads = block.x * block.y * block.z
+        self.report = Report(
+            self.__name__,
+            grid,
+            block,
+            self.check,
+            blocks=scheduler.blocks,
+            threads=scheduler.blocks * nthreads,
+            barriers=scheduler.barriers,
+            counters=counters.values if counters else None,
+        )
+
+
+def _dims(value, what, limits):
+    parts = value if isinstance(value, tuple) else (value,)
+    if not 1 <= len(parts) <= 3:
+        raise ResourceError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}.")
+    dims = []
+    for axis, part in enumerate(parts):
+        if isinstance(part, bool) or not isinstance(part, numbers.Integral):
+            raise ResourceError(
+                f"{what} {value!r}: every dimension must be an integer, not {part!r}.",
+                "compute sizes with // (integer division) or math.ceil, then int(...).",
+            )
+        if part < 1:
+            raise ResourceError(
+                f"{what} {value!r}: every dimension must be at least 1, not {part}.",
+                "a launch needs at least one block of at least one thread.",
+            )
+        if part > limits[axis]:
+            raise ResourceError(f"{what} {value!r}: dimension {'xyz'[axis]} may be at most {limits[axis]}.")
+        dims.append(int(part))
+    return Dim3(*(dims + [1] * (3 - len(dims))))
+
+
+def parse_config(config):
+    """(grid, block, dynamic shared bytes) from `k[grid, block]` or `k[grid, block, stream, nbytes]`."""
+    if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+        raise ResourceError(
+            f"launch with k[grid, block](...) or k[grid, block, stream, shared_bytes](...), "
+            f"not k[{config!r}]."
+        )
+    grid = _dims(config[0], "grid", MAX_GRID_DIM)
+    block = _dims(config[1], "block", MAX_BLOCK_DIM)
+    nthreads = block.x * block.y * block.z
+    if nthreads > MAX_THREADS_PER_BLOCK:
+        raise ResourceError(
+            f"block {tuple(block)} has {nthreads} threads; a block may have at most {MAX_THREADS_PER_BLOCK}.",
+            "use more blocks of fewer threads (e.g. 256 per block).",
+        )
+    shared_bytes = config[3] if len(config) == 4 else 0
+    if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, numbers.Integral) or shared_bytes < 0:
+        raise ResourceError(f"dynamic shared memory must be a number of bytes >= 0, not {shared_bytes!r}.")
+    return grid, block, int(shared_bytes)
+
+
+def _as_numpy(value):
+    if isinstance(value, np.ndarray):
+        return value
+    if type(value).__module__.startswith("torch") and hasattr(value, "numpy"):
+        if value.device.type != "cpu":
+            raise ResourceError(f"a torch tensor on {value.device} cannot be simulated; pass a CPU tensor.")
+        return value.detach().resolve_conj().resolve_neg().numpy()
+    host = getattr(value, "_ary", None)
+    if isinstance(host, np.ndarray):
+        return host
+    return None
+
+
+def convert_args(fn, args, memory, checked):
+    """Simulated arguments and (original, contiguous copy) pairs to copy back after the launch."""
+    code = fn.__code__
+    names = code.co_varnames[: code.co_argcount]
+    if len(args) != len(names):
+        raise ResourceError(
+            f"{fn.__name__} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}."
+        )
+    sim_args, copy_backs = [], []
+    for name, value in zip(names, args, strict=True):
+        array = _as_numpy(value)
+        if array is not None:
+            if array.dtype.hasobject:
+                raise ResourceError(f"argument {name} is an array of Python objects; use a numeric dtype.")
+            if checked:
+                if not array.flags.c_contiguous:
+                    copy = np.ascontiguousarray(array)
+                    copy_backs.append((array, copy))
+                    array = copy
+                sim_args.append(memory.global_array(array, name))
+            else:
+                sim_args.append(array)
+        elif isinstance(value, (numbers.Number, np.generic)) or (
+            isinstance(value, tuple) and all(isinstance(v, (numbers.Number, np.generic)) for v in value)
+        ):
+            sim_args.append(value)
+        else:
+            raise ResourceError(
+                f"argument {name} has type {type(value).__name__}, which a kernel cannot take.",
+                "pass numpy arrays, CPU torch tensors or numbers.",
+            )
+    return sim_args, copy_backs
+
+
+@contextmanager
+def _alarm(timeout):
+    """Raise KernelTimeoutError after `timeout` seconds, even inside a loop without barriers.
+
+    Uses SIGALRM in the main thread and shares it: an alarm that was already set (pytest-timeout, for
+    one) still fires at its time, and is re-armed for its remaining time afterwards.
+    """
+    if timeout is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    start = time.monotonic()
+
+    def on_alarm(signum, frame):
+        if time.monotonic() - start < timeout * 0.999 and callable(previous):
+            return previous(signum, frame)
+        raise KernelTimeoutError(f"the launch ran longer than its timeout of {timeout} s and was stopped.")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout)
+    if 0 < outer_delay < timeout:
+        signal.setitimer(signal.ITIMER_REAL, outer_delay)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer_delay > 0:
+            remaining = max(outer_delay - (time.monotonic() - start), 1e-3)
+            signal.setitimer(signal.ITIMER_REAL, remaining, outer_interval)

@@ -1,0 +1,133 @@
+"""Rebind an unchanged Numba kernel so that its `cuda`, `numba`, device functions and scalar types
+resolve to gpusim's simulated versions."""
+
+import types
+
+import numpy as np
+
+from . import sites
+from .arrays import TAG_SHIFT
+
+MAX_FUNCTIONS = 255
+
+_SCALAR_TYPE_CLASSES = {"Integer", "Float", "Boolean", "Complex"}
+
+
+def python_function(kernel):
+    """The Python function behind a Numba dispatcher, a simulator kernel or a plain function."""
+    if isinstance(kernel, types.FunctionType):
+        return kernel
+    for attr in ("py_func", "fn"):
+        fn = getattr(kernel, attr, None)
+        if isinstance(fn, types.FunctionType):
+            return fn
+    raise TypeError(
+        f"gpusim.jit expects a @cuda.jit kernel or a Python function, not {type(kernel).__name__}"
+    )
+
+
+def numpy_scalar_type(value):
+    """np.float32 for numba.float32 and friends; None for anything else."""
+    cls = type(value)
+    if cls.__name__ in _SCALAR_TYPE_CLASSES and cls.__module__.startswith("numba"):
+        try:
+            return np.dtype(str(value)).type
+        except TypeError:
+            return None
+    return None
+
+
+def _is_dispatcher(value):
+    module = type(value).__module__ or ""
+    return module.startswith("numba") and isinstance(getattr(value, "py_func", None), types.FunctionType)
+
+
+def _names_used(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_used(const)
+    return names
+
+
+class _Namespace:
+    """A stand-in for the `numba` module or `numba.types`: scalar types become numpy casts."""
+
+    def __init__(self, real, translate):
+        self._real = real
+        self._translate = translate
+
+    def __getattr__(self, name):
+        value = self._translate(getattr(self._real, name))
+        setattr(self, name, value)
+        return value
+
+
+class Rebinder:
+    """Translates the objects a kernel refers to, one launch at a time.
+
+    Each rebound function gets its own globals, tagged with its index in `codes`.
+    """
+
+    def __init__(self, fake_cuda, codes):
+        self.fake_cuda = fake_cuda
+        self.codes = codes
+        self._done = {}
+        self._namespaces = {}
+
+    def function(self, fn):
+        """A copy of `fn` whose globals and closure refer to simulated objects."""
+        done = self._done.get(fn)
+        if done is not None:
+            return done
+        cells = None
+        if fn.__closure__:
+            cells = tuple(self._cell(cell, fn.__globals__) for cell in fn.__closure__)
+        new_globals = dict(fn.__globals__)
+        if len(self.codes) >= MAX_FUNCTIONS:
+            raise TypeError(f"a kernel may call at most {MAX_FUNCTIONS} different functions in gpusim")
+        new_globals[sites.TAG] = len(self.codes) << TAG_SHIFT
+        self.codes.append(fn.__code__)
+        new_fn = types.FunctionType(fn.__code__, new_globals, fn.__name__, fn.__defaults__, cells)
+        new_fn.__kwdefaults__ = fn.__kwdefaults__
+        self._done[fn] = new_fn
+        for name in _names_used(fn.__code__):
+            if name in new_globals:
+                new_globals[name] = self.value(new_globals[name], fn.__globals__)
+        return new_fn
+
+    def _cell(self, cell, home_globals):
+        try:
+            contents = cell.cell_contents
+        except ValueError:
+            return cell
+        return types.CellType(self.value(contents, home_globals))
+
+    def value(self, value, home_globals):
+        """The simulated counterpart of one object a kernel refers to (often the object itself)."""
+        if isinstance(value, types.ModuleType):
+            return self._module(value)
+        if _is_dispatcher(value):
+            return self.function(value.py_func)
+        if isinstance(value, types.FunctionType) and value.__globals__ is home_globals:
+            return self.function(value)
+        scalar = numpy_scalar_type(value)
+        return value if scalar is None else scalar
+
+    def _module(self, module):
+        name = module.__name__
+        if name == "numba.cuda" or name.startswith("numba.cuda.simulator"):
+            return self.fake_cuda
+        if name in ("numba", "numba.types", "numba.core.types"):
+            namespace = self._namespaces.get(name)
+            if namespace is None:
+                namespace = _Namespace(module, self._namespace_value)
+                self._namespaces[name] = namespace
+            return namespace
+        return module
+
+    def _namespace_value(self, value):
+        if isinstance(value, types.ModuleType):
+            return self._module(value)
+        scalar = numpy_scalar_type(value)
+        return value if scalar is None else scalar

@@ -1,0 +1,233 @@
+"""Runs a grid block after block, one greenlet per CUDA thread, switching at barriers and warp
+collectives. Barrier and warp-collective mismatches are found as soon as no thread can move."""
+
+import itertools
+import time
+from collections import deque
+
+from greenlet import GreenletExit, getcurrent, greenlet
+
+from . import sites
+from .context import BARRIER, DONE, RUNNABLE, WARP, SimThread, current, fmt3, site_text, thread_list, who
+from .errors import BarrierError, KernelError, KernelException, KernelTimeoutError
+from .fakecuda import FULL_MASK, WARP_SIZE, Dim3
+from .spaces import MemorySpaces
+from .warps import WarpCollectives
+
+_PLAIN_SYNC = ("syncthreads", ())
+
+
+def _trim_to_user_code(exc):
+    tb = exc.__traceback__
+    while tb is not None and not sites.is_user_frame(tb.tb_frame):
+        tb = tb.tb_next
+    if tb is not None:
+        exc.__traceback__ = tb
+
+
+class Scheduler(WarpCollectives, MemorySpaces):
+    """Executes one launch; `current.scheduler` points here while it runs."""
+
+    def __init__(self, fn, args, grid, block, dynamic_bytes, fake, memory, checker, rng=None, deadline=None):
+        self.fn = fn
+        self.args = args
+        self.grid = grid
+        self.block = block
+        self.dynamic_bytes = dynamic_bytes
+        self.fake = fake
+        self.memory = memory
+        self.checker = checker
+        self.checked = checker is not None
+        self.log = memory.log if self.checked else None
+        self.rng = rng
+        self.deadline = deadline
+        self.barriers = 0
+        self.blocks = 0
+        self.main = None
+
+    def run(self):
+        current.scheduler = self
+        self.main = getcurrent()
+        self.fake.blockDim, self.fake.gridDim = self.block, self.grid
+        self.fake.syncthreads = self.syncthreads
+        bx, by, bz = self.block
+        cells = itertools.product(range(bz), range(by), range(bx))
+        self.threads = [SimThread(Dim3(tx, ty, tz), i) for i, (tz, ty, tx) in enumerate(cells)]
+        try:
+            for bz in range(self.grid.z):
+                for by in range(self.grid.y):
+                    for bx in range(self.grid.x):
+                        self._run_block(Dim3(bx, by, bz))
+        finally:
+            current.scheduler = current.thread = current.block = None
+            self.threads = []
+            self.queue = None
+
+    def _run_block(self, block_idx):
+        self.fake.blockIdx = current.block = block_idx
+        threads = self.threads
+        for thread in threads:
+            thread.reset()
+        self.live = len(threads)
+        nwarps = (len(threads) + WARP_SIZE - 1) // WARP_SIZE
+        self.present = [FULL_MASK] * nwarps
+        if len(threads) % WARP_SIZE:
+            self.present[-1] = (1 << len(threads) % WARP_SIZE) - 1
+        self.exited = [0] * nwarps
+        self.pending = [{} for _ in range(nwarps)]
+        self.shared = {}
+        self.static_shared_bytes = 0
+        self.dynamic = None
+        if self.checked:
+            self.checker.begin_block(block_idx, threads, self.block)
+        self.waiting = []
+        self.queue = self._in_run_order(threads)
+        try:
+            while True:
+                if self.queue:
+                    self._start(self.queue.popleft())
+                elif self.live:
+                    self._resolve()
+                else:
+                    break
+        except KernelTimeoutError:
+            raise
+        except Exception:
+            if self.checked:
+                self.checker.flush()
+            raise
+        if self.checked:
+            self.checker.end_block()
+        self.blocks += 1
+
+    def _in_run_order(self, threads):
+        if self.rng is not None:
+            threads = list(threads)
+            self.rng.shuffle(threads)
+        return deque(threads)
+
+    def _enter(self, thread):
+        """Make `thread` the running one: context for `cuda.*`, a log segment, the timeout check."""
+        current.thread = thread
+        fake = self.fake
+        fake.threadIdx = thread.idx
+        fake.laneid = thread.lane
+        if self.checked:
+            self.log.segments.extend((len(self.log.keys), thread.linear, thread.wepoch))
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise KernelTimeoutError(f"the launch ran past its timeout; it stopped in {who(thread)}.")
+
+    def _start(self, thread):
+        """From the scheduler: run `thread` (and those it hands over to) until all block or one exits."""
+        self._enter(thread)
+        try:
+            if thread.glet is None:
+                greenlet(self._worker).switch(thread)
+            else:
+                thread.glet.switch()
+        except (KernelError, GreenletExit):
+            raise
+        except Exception as exc:
+            _trim_to_user_code(exc)
+            where = sites.traceback_user_line(exc.__traceback__)
+            place = f" at {sites.describe_line(*where)}" if where else ""
+            raise KernelException(f"{who()} raised {type(exc).__name__}{place}: {exc}") from exc
+
+    def _worker(self, thread):
+        """Greenlet body: run threads that have not started yet, one after another, until one blocks."""
+        me = getcurrent()
+        fn, args, queue = self.fn, self.args, self.queue
+        while True:
+            thread.glet = me
+            fn(*args)
+            thread.state = DONE
+            self.live -= 1
+            self.exited[thread.warp] |= 1 << thread.lane
+            if not queue or queue[0].glet is not None:
+                return
+            thread = queue.popleft()
+            self._enter(thread)
+
+    def _switch_away(self):
+        """From a blocked thread: hand over to the next suspended thread, or to the scheduler (which also
+        starts new greenlets, so that they do not inherit this one's recursion depth)."""
+        queue = self.queue
+        if not queue or queue[0].glet is None:
+            self.main.switch()
+            return
+        thread = queue.popleft()
+        self._enter(thread)
+        thread.glet.switch()
+
+    # --- block-wide barriers -------------------------------------------------------------
+
+    def syncthreads(self):
+        """cuda.syncthreads(), bound straight into the fake `cuda` module: the hottest switch point."""
+        thread = current.thread
+        thread.state = BARRIER
+        thread.site = ("syncthreads", sites.user_stack(2)) if self.checked else _PLAIN_SYNC
+        self.waiting.append(thread)
+        queue = self.queue
+        if queue and queue[0].glet is not None:
+            thread = queue.popleft()
+            self._enter(thread)
+            thread.glet.switch()
+        else:
+            self.main.switch()
+
+    def barrier(self, kind, value):
+        """Called by a thread at cuda.syncthreads_*(); returns the barrier's result."""
+        thread = current.thread
+        thread.state = BARRIER
+        thread.value = value
+        thread.site = (kind, sites.user_stack(3)) if self.checked else (kind, ())
+        self.waiting.append(thread)
+        self._switch_away()
+        return thread.result
+
+    def _resolve(self):
+        """Nothing can run: release a barrier that every thread reached, or report who is stuck where."""
+        waiting = self.waiting
+        if len(waiting) == self.live:
+            site = waiting[0].site
+            if not self.checked or (self.live == len(self.threads) and self._all_at(site, waiting)):
+                self.waiting = []
+                self._release(waiting)
+                return
+        if self._release_active_masks():
+            return
+        in_warp_ops = [t for t in self.threads if t.state == WARP]
+        raise BarrierError(self._stuck_report(waiting, in_warp_ops))
+
+    @staticmethod
+    def _all_at(site, threads):
+        return all(t.site == site or sites.same_site(t.site, site) for t in threads)
+
+    def _release(self, waiting):
+        if self.checked:
+            self.checker.end_epoch()
+        kind = waiting[0].site[0]
+        result = None
+        if kind != "syncthreads":
+            truths = [bool(t.value) for t in waiting]
+            result = {"count": sum(truths), "and": int(all(truths)), "or": int(any(truths))}[kind]
+        for t in waiting:
+            t.state = RUNNABLE
+            t.result = result
+        self.queue.extend(self._in_run_order(waiting))
+        self.barriers += 1
+
+    def _stuck_report(self, waiting, in_warp_ops):
+        lines = [
+            f"block {fmt3(current.block)} cannot continue: its threads do not all reach the same barrier."
+        ]
+        by_site = {}
+        for t in waiting + in_warp_ops:
+            by_site.setdefault((t.site[0], sites.normalized(t.site[1])), []).append(t)
+        for site, threads in by_site.items():
+            threads.sort(key=lambda t: t.linear)
+            lines.append(f"  {thread_list(threads)} wait at {site_text(site)} ({site[0]})")
+        done = [t for t in self.threads if t.state == DONE]
+        if done:
+            lines.append(f"  {thread_list(done)} have exited (returned) without reaching it")
+        return "\n".join(lines)
