@@ -1,0 +1,14 @@
+"""Reads the channels as three planes (rgb[p], rgb[p + n], ...) instead of interleaved per pixel."""
+
+REPLACES = 'grayscale_solution'
+FAILS = {'check_grayscale': 'wrong'}
+SOURCE = '''
+@cuda.jit
+def grayscale(rgb, gray, height, width):
+    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    n = height * width
+    if row < height and col < width:
+        p = row * width + col
+        gray[p] = 0.2989 * rgb[p] + 0.5870 * rgb[p + n] + 0.1140 * rgb[p + 2 * n]
+'''

@@ -1,0 +1,13 @@
+"""Accumulates in c without clearing it: reads the NaN the check put there."""
+
+REPLACES = 'matmul_solution'
+FAILS = {'check_matmul': 'NaN'}
+SOURCE = '''
+@cuda.jit
+def matmul(a, b, c):
+    row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if row < c.shape[0] and col < c.shape[1]:
+        for j in range(a.shape[1]):
+            c[row, col] += a[row, j] * b[j, col]
+'''

@@ -1,0 +1,11 @@
+"""Right counts, but one global atomic per value: no privatisation."""
+
+REPLACES = 'histogram_solution'
+FAILS = {'check_histogram': 'atomic adds to global memory'}
+SOURCE = '''
+@cuda.jit
+def histogram(values, counts):
+    i = cuda.grid(1)
+    if i < values.size:
+        cuda.atomic.add(counts, values[i], 1)
+'''

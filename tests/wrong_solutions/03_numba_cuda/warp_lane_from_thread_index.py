@@ -1,0 +1,17 @@
+"""Tests threadIdx.x == 0 instead of the lane: the second warp of each block never writes."""
+
+REPLACES = 'warp_sum_solution'
+FAILS = {'check_warp_sum': 'never written'}
+SOURCE = '''
+@cuda.jit
+def warp_sum(a, sums):
+    i = cuda.grid(1)
+    value = a[i] if i < a.size else np.float32(0.0)
+    offset = 16
+    while offset > 0:
+        value += cuda.shfl_down_sync(0xFFFFFFFF, value, offset)
+        offset //= 2
+    warp = i // 32
+    if cuda.threadIdx.x == 0 and warp < sums.size:
+        sums[warp] = value
+'''
