@@ -1,0 +1,236 @@
+"""Time every course matmul kernel against torch.matmul (cuBLAS) at 4096^3 float32, TF32 off.
+
+Usage:  python3 bench/gpu_matmul.py [--n 4096] [--out DIR] [--explore]
+
+For each version: correctness against a float64 reference computed on the GPU (relative Frobenius error,
+output poisoned with NaN first), median time over repeats timed with CUDA events after a warm-up call
+(the warm-up compiles), TFLOP/s, fraction of cuBLAS, and the compiler's registers / local memory per
+thread.  Writes gpu_matmul_<device>.json and .txt into --out (default bench/results).
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+from numba import cuda
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernels import matmul as mm  # noqa: E402
+
+
+def device_tag():
+    name = torch.cuda.get_device_name()
+    for tag in ("H200", "H100", "A100", "L4", "T4"):
+        if tag in name:
+            return tag
+    return name.replace(" ", "_")
+
+
+def time_ms(fn, budget_s=1.5, max_reps=30, min_reps=3):
+    """Median milliseconds of fn() over repeats, each bracketed by CUDA events (fn already warmed up)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    t_end = time.perf_counter() + budget_s
+    while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() < t_end):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2], times
+
+
+def kernel_resources(kernel):
+    out = {}
+    for key, getter in (
+        ("regs_per_thread", "get_regs_per_thread"),
+        ("local_bytes_per_thread", "get_local_mem_per_thread"),
+        ("shared_bytes_per_block", "get_shared_mem_per_block"),
+    ):
+        try:
+            v = getattr(kernel, getter)()
+            out[key] = list(v.values())[0] if isinstance(v, dict) else v
+        except Exception as e:  # noqa: BLE001 -- informational only
+            out[key] = f"n/a ({type(e).__name__})"
+    return out
+
+
+def versions(explore):
+    """(name, launch(A, B, C), jitted kernel, what it is) in teaching order."""
+    t32 = mm.make_tiled_matmul(32)
+    t16 = mm.make_tiled_matmul(16)
+    co = mm.make_coarsened_matmul(16, 4)
+    loc = mm.make_regtile_matmul_local(128, 128, 8, 8, 8)
+    g4 = mm.make_regtile_matmul(64, 64, 8, 4, 4)
+    g8 = mm.make_regtile_matmul(128, 128, 8, 8, 8)
+    g8p = mm.make_regtile_matmul(128, 128, 8, 8, 8, prefetch=True)
+    g8k16 = mm.make_regtile_matmul(128, 128, 16, 8, 8)
+    v9 = mm.make_regtile_matmul_vec(128, 128, 8, 8, 8, prefetch=True)
+    v10 = mm.make_regtile_matmul_vec(128, 128, 8, 8, 8, prefetch=True, UNROLL=2, max_registers=128)
+    v = [
+        ("1 naive", mm.launch_naive, mm.matmul_naive, "one thread per output"),
+        ("2 tiled16 static", mm.launch_tiled16, mm.matmul_tiled16, "16x16 static shared tiles"),
+        (
+            "3 tiled16 dynamic",
+            mm.launch_tiled_dynamic,
+            mm.matmul_tiled_dynamic,
+            "dynamic smem, run-time t=16",
+        ),
+        ("4 factory TILE=16", t16, t16.kernel, "make_tiled_matmul(16)"),
+        ("4 factory TILE=32", t32, t32.kernel, "make_tiled_matmul(32)"),
+        ("5 coarsened 16x4", co, co.kernel, "make_coarsened_matmul(16, 4)"),
+        ("6 regtile local 128x128x8 8x8", loc, loc.kernel, "local-array accumulators"),
+        ("7 regtile gen 64x64x8 4x4", g4, g4.kernel, "generated scalars, 4x4 per thread"),
+        ("7 regtile gen 128x128x8 8x8", g8, g8.kernel, "generated scalars, 8x8 per thread"),
+        ("7 regtile gen 128x128x16 8x8", g8k16, g8k16.kernel, "BK=16: half the barriers"),
+        ("8 regtile gen 128x128x8 8x8 prefetch", g8p, g8p.kernel, "+ register double buffering"),
+        ("9 regtile vec4 128x128x8 8x8 prefetch", v9, v9.kernel, "16-byte shared loads (+ prefetch)"),
+        ("10 vec4 + unroll2 + max_registers=128", v10, v10.kernel, "loads of step k+1 before FMAs of k"),
+    ]
+    if explore:
+        for cfg in [
+            dict(BM=128, BN=128, BK=8, TM=8, TN=8, UNROLL=2),
+            dict(BM=128, BN=128, BK=8, TM=8, TN=8, UNROLL=2, max_registers=128),
+            dict(BM=128, BN=128, BK=16, TM=8, TN=8, UNROLL=2, max_registers=128),
+            dict(BM=128, BN=128, BK=16, TM=8, TN=8, UNROLL=2),
+            dict(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=False),
+            dict(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=False, max_registers=128),
+            dict(BM=128, BN=128, BK=16, TM=8, TN=8, prefetch=True),
+            dict(BM=128, BN=128, BK=16, TM=8, TN=8, prefetch=True, max_registers=128),
+            dict(BM=128, BN=64, BK=8, TM=8, TN=4, prefetch=True),
+            dict(BM=64, BN=128, BK=8, TM=4, TN=8, prefetch=True),
+            dict(BM=128, BN=128, BK=32, TM=8, TN=8, prefetch=True),
+        ]:
+            f = mm.make_regtile_matmul_vec(**cfg)
+            v.append(("x9 vec " + ",".join(f"{k}={x}" for k, x in cfg.items()), f, f.kernel, "exploration"))
+        for cfg in [
+            dict(BM=128, BN=64, BK=8, TM=8, TN=4),
+            dict(BM=128, BN=128, BK=16, TM=8, TN=8, prefetch=True),
+            dict(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=True, max_registers=128),
+            dict(BM=64, BN=128, BK=8, TM=8, TN=8),
+            dict(BM=128, BN=128, BK=8, TM=8, TN=8, max_registers=168),
+        ]:
+            f = mm.make_regtile_matmul(**cfg)
+            v.append(("x " + ",".join(f"{k}={x}" for k, x in cfg.items()), f, f.kernel, "exploration"))
+    return v
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    ap.add_argument("--explore", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated name substrings of the versions to run")
+    args = ap.parse_args()
+    n = args.n
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.cuda.get_device_name()
+    flops = 2.0 * n**3
+    torch.manual_seed(0)
+    A = torch.randn(n, n, device="cuda", dtype=torch.float32)
+    B = torch.randn(n, n, device="cuda", dtype=torch.float32)
+    C = torch.empty(n, n, device="cuda", dtype=torch.float32)
+    ref = A.double() @ B.double()
+    ref_norm = torch.linalg.norm(ref).item()
+    # Numba reads the tensors through __cuda_array_interface__; wrap once to skip that per launch.
+    dA, dB, dC = cuda.as_cuda_array(A), cuda.as_cuda_array(B), cuda.as_cuda_array(C)
+
+    def rel_err():
+        if not torch.isfinite(C).all():
+            return float("nan")
+        return (torch.linalg.norm(C.double() - ref).item()) / ref_norm
+
+    rows = []
+
+    def record(name, fn, kernel, what):
+        C.fill_(float("nan"))
+        t0 = time.perf_counter()
+        fn()  # warm-up: compiles on the first call
+        torch.cuda.synchronize()
+        warm_s = time.perf_counter() - t0
+        err = rel_err()
+        med, times = time_ms(fn)
+        med2, _ = time_ms(fn, budget_s=0.5, max_reps=10)  # second series: the spread between the two is noise
+        r = dict(
+            name=name,
+            what=what,
+            ms=med,
+            ms_repeat=med2,
+            tflops=flops / med / 1e9,
+            rel_err=err,
+            reps=len(times),
+            first_call_s=warm_s,
+        )
+        if kernel is not None:
+            r.update(kernel_resources(kernel))
+        rows.append(r)
+        print(
+            f"{name:45s} {med:9.3f} ms  {r['tflops']:6.2f} TFLOP/s  err {err:.1e}  "
+            f"regs {r.get('regs_per_thread', '-')}  local {r.get('local_bytes_per_thread', '-')}",
+            flush=True,
+        )
+
+    record("cuBLAS torch.matmul", lambda: torch.matmul(A, B, out=C), None, "TF32 off")
+    only = [x for x in args.only.split(",") if x]
+    for name, launch, kernel, what in versions(args.explore):
+        if only and not any(x in name for x in only):
+            continue
+        try:
+            record(name, lambda launch=launch: launch(dA, dB, dC), kernel, what)
+        except Exception as e:  # noqa: BLE001 -- a failing version must not stop the others
+            print(f"{name}: FAILED {type(e).__name__}: {e}", flush=True)
+            rows.append(dict(name=name, what=what, error=f"{type(e).__name__}: {e}"))
+    record("cuBLAS torch.matmul (again)", lambda: torch.matmul(A, B, out=C), None, "TF32 off")
+    cublas = min(r["ms"] for r in rows if r["name"].startswith("cuBLAS"))
+    for r in rows:
+        if "ms" in r:
+            r["frac_cublas"] = cublas / r["ms"]
+    tag = device_tag()
+    os.makedirs(args.out, exist_ok=True)
+    meta = dict(
+        device=dev,
+        n=n,
+        dtype="float32",
+        tf32=False,
+        torch=torch.__version__,
+        numba_cuda=__import__("numba_cuda").__version__ if _has("numba_cuda") else "?",
+        timing="CUDA events, median of repeats after a warm-up call",
+        flops=flops,
+    )
+    with open(os.path.join(args.out, f"gpu_matmul_{tag}.json"), "w") as f:
+        json.dump(dict(meta=meta, results=rows), f, indent=1)
+    lines = [
+        f"matmul {n}^3 float32, TF32 off, on {dev}",
+        f"{'version':45s} {'ms':>9s} {'TFLOP/s':>8s} "
+        f"{'x cuBLAS':>8s} {'rel err':>8s} {'regs':>5s} {'local':>5s}",
+    ]
+    for r in rows:
+        if "ms" in r:
+            lines.append(
+                f"{r['name']:45s} {r['ms']:9.3f} {r['tflops']:8.2f} {r['frac_cublas']:8.2f} "
+                f"{r['rel_err']:8.1e} {str(r.get('regs_per_thread', '')):>5s} "
+                f"{str(r.get('local_bytes_per_thread', '')):>5s}"
+            )
+        else:
+            lines.append(f"{r['name']:45s} {r['error']}")
+    txt = "\n".join(lines)
+    with open(os.path.join(args.out, f"gpu_matmul_{tag}.txt"), "w") as f:
+        f.write(txt + "\n")
+    print(txt)
+
+
+def _has(mod):
+    try:
+        __import__(mod)
+        return True
+    except ImportError:
+        return False
+
+
+if __name__ == "__main__":
+    main()
