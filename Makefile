@@ -7,9 +7,10 @@ START_PAGE := notebooks/00_start_here.ipynb
 # Jupyter refuses to run as root unless told to (containers and CI often are root).
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 SUBMISSIONS ?=
+OUT ?= graded
 PYTEST_ARGS ?= -n auto
 
-.PHONY: lab test lint exercises check-exercises venv-ok clean-venv
+.PHONY: lab test lint exercises grade venv-ok clean-venv
 
 lab: $(VENV)/.runtime-installed
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.port_retries=50 $(AS_ROOT) $(LAB_ARGS) $(START_PAGE)
@@ -20,6 +21,11 @@ test: $(VENV)/.dev-installed
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
+
+# Grade a folder of submitted exercise notebooks, each in a sandboxed process: OUT/grades.csv and OUT/feedback/.
+grade: $(VENV)/.runtime-installed
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/folder [OUT=graded]"; exit 2; }
+	$(PY) -m gpusim.grade "$(SUBMISSIONS)" --out "$(OUT)"
 
 exercises: $(VENV)/.dev-installed
 	$(PY) tools/make_exercises.py

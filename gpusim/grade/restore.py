@@ -1,0 +1,108 @@
+"""Reading a submission (never writing it) and choosing the cells its worker runs.
+
+Like nbgrader's checksums, every locked cell (the setup cell with its imports) is compared with the trusted
+source by grade_id: an edited or deleted one is put back as the source has it, and the feedback says so.
+Check cells are never taken from the submission: the grader runs the source's calls, hidden ones included,
+itself. Every other code cell runs as the learner wrote it, in the learner's order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from .assignments import HIDDEN_BEGIN, HIDDEN_END, Assignment, SourceCell, cell_source
+
+
+class Unreadable(Exception):
+    """A submission that cannot be graded as a whole: the message says why, for the learner."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the worker runs for one submission, and what the grader changed on the way."""
+
+    cells: tuple[tuple[str, str], ...]  # (label, source) in order
+    present: frozenset[str]  # grade_ids found in the submission
+    notes: tuple[str, ...]  # restored cells, for the feedback
+
+
+def read_notebook(path: Path) -> list[dict]:
+    """The cells of a submitted notebook; Unreadable when it is not a Jupyter notebook."""
+    try:
+        notebook = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError) as error:
+        raise Unreadable(f"the file cannot be read as notebook JSON ({error})") from None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        raise Unreadable("the file is JSON but not a Jupyter notebook (it has no list of cells)")
+    return [cell for cell in cells if isinstance(cell, dict)]
+
+
+def grade_id(cell: dict) -> str | None:
+    meta = cell.get("metadata")
+    nbgrader = meta.get("nbgrader") if isinstance(meta, dict) else None
+    value = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _distinctive_ids(assignments: dict[str, Assignment]) -> dict[str, set[str]]:
+    """Each assignment's grade_ids that no other assignment uses (``setup`` is everywhere)."""
+    counts = Counter(i for assignment in assignments.values() for i in assignment.grade_ids)
+    return {name: {i for i in assignment.grade_ids if counts[i] == 1}
+            for name, assignment in assignments.items()}
+
+
+def match_assignment(path: Path, cells: list[dict], assignments: dict[str, Assignment]) -> Assignment:
+    """The assignment a submission belongs to: by file name, else by its cells' grade_ids.
+
+    A notebook named after one assignment that holds another's cells is refused (Unreadable).
+    """
+    ids = {grade_id(cell) for cell in cells} - {None}
+    overlaps = {name: len(ids & distinctive) for name, distinctive in _distinctive_ids(assignments).items()}
+    best = max(overlaps, key=lambda name: overlaps[name], default=None)
+    named = assignments.get(path.stem)
+    if named is not None:
+        if overlaps[named.name] == 0 and best is not None and overlaps[best] > 0:
+            raise Unreadable(f"this notebook holds the cells of assignment {best}, not of {named.name}")
+        return named
+    if best is None or overlaps[best] == 0:
+        raise Unreadable(f"`{path.name}` matches no assignment, by its name or by its cells")
+    return assignments[best]
+
+
+def _as_released(cell: SourceCell) -> str:
+    """A source cell as learners receive it: a check cell without its hidden block."""
+    lines, kept, hiding = cell.source.splitlines(), [], False
+    for line in lines:
+        hiding = hiding or line.strip() == HIDDEN_BEGIN
+        if not hiding:
+            kept.append(line)
+        hiding = hiding and line.strip() != HIDDEN_END
+    return "\n".join(kept).strip()
+
+
+def prepare(assignment: Assignment, cells: list[dict]) -> Prepared:
+    """The cells to run: the learner's code cells, locked ones restored, check cells left out."""
+    source_cells = {cell.grade_id: cell for cell in assignment.cells if cell.grade_id}
+    locked = [cell for cell in assignment.cells if cell.locked and not cell.graded]
+    present = {grade_id(cell) for cell in cells if cell.get("cell_type") == "code"} - {None}
+    notes = [f"The locked cell `{cell.grade_id}` was missing; the grader ran the source's version."
+             for cell in locked if cell.grade_id not in present]
+    run = [(f"locked cell {cell.grade_id}", cell.source) for cell in locked if cell.grade_id not in present]
+    for index, cell in enumerate(cells, start=1):
+        if cell.get("cell_type") != "code":
+            continue
+        source, trusted = cell_source(cell), source_cells.get(grade_id(cell))
+        edited = trusted is not None and source.strip() not in (_as_released(trusted), trusted.source.strip())
+        if trusted is not None and trusted.locked and edited:
+            notes.append(f"The locked cell `{trusted.grade_id}` had been edited; the grader restored it from "
+                         f"the source before grading.")
+        if trusted is not None and trusted.graded:
+            continue
+        if trusted is not None and trusted.locked:
+            source = trusted.source
+        run.append((f"cell {index}", source))
+    return Prepared(tuple(run), frozenset(present), tuple(notes))
