@@ -1,0 +1,94 @@
+"""cuda.shared / cuda.local / cuda.const arrays for the scheduler: one shared array per call site and
+block (dynamic ones carved from the launch's bytes), bounds-checked local and constant arrays."""
+
+import linecache
+import operator
+
+import numpy as np
+
+from . import sites
+from .arrays import BoundsCheckedArray, DeviceArray
+from .context import who
+from .errors import ResourceError
+from .memory import STATIC_SHARED_LIMIT, name_from_line
+
+
+def _normalize_shape(shape, what):
+    parts = shape if isinstance(shape, tuple) else (shape,)
+    try:
+        return tuple(operator.index(p) for p in parts)
+    except TypeError:
+        raise ResourceError(
+            f"{who()}: {what} needs a shape of integers known before launch, got {shape!r}."
+        ) from None
+
+
+def _as_dtype(dtype):
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return np.dtype(str(dtype))
+
+
+class MemorySpaces:
+    """Mixin of Scheduler: needs shared, dynamic, static_shared_bytes, dynamic_bytes, memory, checked."""
+
+    def shared_array(self, shape, dtype, frame):
+        """The block's shared array for this call site (created by the first thread that gets here)."""
+        key = (id(frame.f_code), frame.f_lasti)
+        arr = self.shared.get(key)
+        if arr is None:
+            arr = self._new_shared(_normalize_shape(shape, "cuda.shared.array"), _as_dtype(dtype), frame, key)
+            self.shared[key] = arr
+        return arr
+
+    def _new_shared(self, shape, dtype, frame, key):
+        site = (id(frame.f_code), sites.instruction_start(frame.f_code, frame.f_lasti))
+        for other_key, arr in self.shared.items():
+            if other_key[0] == site[0] and sites.instruction_start(frame.f_code, other_key[1]) == site[1]:
+                return arr
+        name = name_from_line(linecache.getline(frame.f_code.co_filename, frame.f_lineno), "shared")
+        if int(np.prod(shape)) == 0:
+            if self.dynamic is None:
+                self.dynamic = np.zeros(self.dynamic_bytes, dtype=np.uint8)
+                if self.checked:
+                    self.dynamic_region = self.memory.shared_region("dynamic", name, self.dynamic_bytes, True)
+            count = self.dynamic_bytes // dtype.itemsize
+            buffer = self.dynamic[: count * dtype.itemsize]
+            if not self.checked:
+                return buffer.view(dtype)
+            return self.memory.shared_array(self.dynamic_region, buffer, dtype, (count,))
+        nbytes = int(np.prod(shape)) * dtype.itemsize
+        self.static_shared_bytes += nbytes
+        if self.static_shared_bytes > STATIC_SHARED_LIMIT:
+            raise ResourceError(
+                f"{who()}: cuda.shared.array {name}{list(shape)} of {dtype} brings the block's static shared "
+                f"memory to {self.static_shared_bytes} bytes, more than the {STATIC_SHARED_LIMIT} bytes "
+                f"(48 KiB) a block may use.",
+                "use smaller tiles, a smaller dtype, or fewer shared arrays.",
+            )
+        if not self.checked:
+            return np.zeros(shape, dtype)
+        buffer = np.zeros(nbytes, dtype=np.uint8)
+        region = self.memory.shared_region(site, name, nbytes, False)
+        return self.memory.shared_array(region, buffer, dtype, shape)
+
+    def local_array(self, shape, dtype):
+        shape = _normalize_shape(shape, "cuda.local.array")
+        dtype = _as_dtype(dtype)
+        if not self.checked:
+            return np.zeros(shape, dtype)
+        frame = sites.user_frame(3)
+        name = (
+            name_from_line(linecache.getline(frame.f_code.co_filename, frame.f_lineno), "local")
+            if frame
+            else "local"
+        )
+        fill = np.nan if dtype.kind in "fc" else 0
+        return BoundsCheckedArray(np.full(shape, fill, dtype), name, writable=True)
+
+    def const_array(self, ary):
+        data = ary.to_numpy() if isinstance(ary, DeviceArray) else np.array(getattr(ary, "_a", ary))
+        if not self.checked:
+            return data
+        return BoundsCheckedArray(data, "const", writable=False)
