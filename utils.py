@@ -63,6 +63,7 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 import gpusim  # noqa: E402
+from gpusim import viz  # noqa: E402
 
 
 def device_name() -> str:
@@ -138,7 +139,7 @@ def benchmark(fn, *args, warmup: int = 1, repeat: int = 5) -> float:
 
 
 __all__ = [
-    "MODE", "ON_GPU", "np", "torch", "cuda", "gpusim", "device_name", "dim3", "cdiv",
+    "MODE", "ON_GPU", "np", "torch", "cuda", "gpusim", "viz", "device_name", "dim3", "cdiv",
     "random_array", "assert_close", "synchronize", "benchmark",
 ]
 
