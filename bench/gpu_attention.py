@@ -1,6 +1,6 @@
 """Time the course's Numba FlashAttention kernels against unfused PyTorch and SDPA, float32, TF32 off.
 
-Usage:  python3 bench/gpu_attention.py [--out DIR] [--explore] [--quick]
+Usage:  python3 bench/gpu_attention.py [--out DIR] [--explore] [--explore6] [--quick] [--only A,B]
 
 Shapes: (B*H=16, N=4096, d=64) and (B*H=4, N=16384, d=64), causal and not.  For each version: median time
 (CUDA events, after a warm-up call that compiles), TFLOP/s (4*BH*N^2*d flops, half that when causal),
@@ -49,7 +49,7 @@ def reference(q, k, v, rows, causal):
     return o, lse
 
 
-def versions(causal, explore):
+def versions(causal, explore, explore6=False):
     D = 64
     v = [
         ("numba 1 row-per-thread", at.make_flash_row(D, causal)),
@@ -57,11 +57,17 @@ def versions(causal, explore):
         ("numba 3 regtile 64x64 8x4", at.make_flash_regtile(D, 64, 64, 16, 8, causal)),
         ("numba 4 regtile-v4 64x64 8x4", at.make_flash_regtile_v4(D, 64, 64, 16, 8, causal)),
         ("numba 5 regtile-v4 128x64 8x8 U4", at.make_flash_regtile_v4(D, 128, 64, 8, 16, causal, UNROLL=4)),
+        ("numba 6 shfl 1-barrier 256x64 U4", at.make_flash_v6(D, 256, 64, 8, 32, causal, UNROLL=4)),
     ]
     if explore:
         v += [
             ("x5 v4 BQ=256 TX=8 TY=32 8x8 U2", at.make_flash_regtile_v4(D, 256, 64, 8, 32, causal, UNROLL=2)),
             ("x5 v4 BQ=128 TY=16 8x4 U4", at.make_flash_regtile_v4(D, 128, 64, 16, 16, causal, UNROLL=4)),
+        ]
+    if explore6:
+        v += [
+            ("x6 256x64 U2", at.make_flash_v6(D, 256, 64, 8, 32, causal, UNROLL=2)),
+            ("x6 256x64 U2 no prefetch", at.make_flash_v6(D, 256, 64, 8, 32, causal, PREFETCH=False)),
         ]
     return v
 
@@ -70,6 +76,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     ap.add_argument("--explore", action="store_true")
+    ap.add_argument("--explore6", action="store_true", help="variants of version 6")
     ap.add_argument("--quick", action="store_true", help="only the first shape")
     ap.add_argument("--only", default="", help="comma-separated name substrings of the Numba versions to run")
     args = ap.parse_args()
@@ -101,7 +108,7 @@ def main():
             ]
             cases += [
                 (name, (lambda f=f, a=dev_args: f(*a)), f.kernel)
-                for name, f in versions(causal, args.explore)
+                for name, f in versions(causal, args.explore, args.explore6)
                 if not only or any(x in name for x in only)
             ]
             for name, fn, kernel in cases:

@@ -13,7 +13,11 @@ once by scale*log2(e), so exp(x) becomes exp2(x), one hardware instruction.
 2. ``make_flash_smem``    a block of BQ query rows shares each K/V tile through shared memory.
 3. ``make_flash_regtile`` several threads per row, register tiles for both products (generated code).
 4. ``make_flash_regtile_v4`` 16-byte shared loads, K/V/P in separate buffers (> 48 KiB dynamic shared
-   memory), larger per-thread tiles (8x8 at 128 query rows is the benchmark's best), loads-first unrolling.
+   memory), larger per-thread tiles (8x8 at 128 query rows), loads-first unrolling.
+6. ``make_flash_v6``      one barrier per key tile instead of four: row max / row sum by warp shuffles, P
+   private to each warp (``syncwarp``), K/V double-buffered and fetched during the P V product.
+   Needs warp intrinsics: run it on the CPU with gpusim (``bench/check_attention_gpusim.py``), not
+   Numba's simulator.
 
 Causal versions (``CAUSAL=True``) skip every key tile that lies wholly above the diagonal.
 """
@@ -470,6 +474,194 @@ def make_flash_regtile_v4(D=64, BQ=64, BKV=64, TX=16, TY=8, CAUSAL=False, max_re
         BH, N, _ = Q.shape
         assert N % BQ == 0 and N % BKV == 0 and Q.shape[2] == D
         args = (Q, K, V, O, L, q_scale(D))
+        if not ready:
+            set_max_dynamic_shared(kernel, args, nbytes)
+            ready.append(True)
+        kernel[(N // BQ, BH), NT, 0, nbytes](*args)
+
+    launch.kernel = kernel
+    launch.source = src
+    launch.shared_bytes = nbytes
+    return launch
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 6. warp shuffles for the row reductions, P private to each warp, double-buffered K/V: one barrier per tile
+# ---------------------------------------------------------------------------------------------------------
+
+
+def make_flash_v6(
+    D=64, BQ=256, BKV=64, TX=8, TY=32, CAUSAL=False, max_registers=None, UNROLL=2, PREFETCH=True
+):
+    """Version 5 with the block-wide synchronisation cut from four barriers per key tile to one.
+
+    Version 5 spends four ``syncthreads`` per key tile, and with only one or two blocks on a
+    multiprocessor every barrier idles the whole SM while the slowest warp catches up; the K/V global
+    loads (L2 latency, ~1 microsecond) sit between two of them with nothing to overlap.  What changes:
+
+    * **Row max and row sum by warp shuffles.**  A query row belongs to the TX threads with the same ty:
+      TX consecutive lanes of *one warp*.  ``cuda.shfl_xor_sync`` with lane offsets 1, 2, 4 (log2 TX
+      steps, a butterfly) leaves the row max in all TX lanes, with no shared scratch and no barrier
+      (version 5: write partials, barrier, TX shared loads per row).
+    * **P stays inside the warp.**  The rows of P a thread writes are the rows of O it later computes,
+      and those rows belong to the same TX lanes: the P tile is read only by the warp that wrote it.
+      ``cuda.syncwarp()`` (the lanes of one warp) replaces the block barrier between writing and reading P.
+    * **Double-buffered K and V, loaded during the P V product.**  Two K/V buffers: while tile t is in
+      use, the global loads of tile t+1 are issued into registers right after P is written (the 64 scores
+      are dead by then, so the 32 extra registers cost nothing at the S-phase peak), their latency hides
+      behind the P V product, and they are stored into the other buffer afterwards.  One barrier at the
+      end of the tile then orders everything: the stores to the other buffer before its next use, this
+      tile's reads of K, V and P before they are overwritten two tiles (K/V) or one tile (P) later.
+      The last tile reloads itself into the spare buffer (unused; it keeps the code branch-free).
+      ``PREFETCH=False`` issues those loads after the P V product instead (fewer live registers; the
+      latency is then hidden only by other warps, which the single barrier lets run ahead).
+    * Q is scaled while it is loaded (one barrier fewer before the loop).
+    * K and V are passed *flattened* (1-D), so the address of a thread's p-th K/V element in a tile is
+      one base index plus a compile-time constant.  With 3-D indexing the row stride comes from the
+      array's run-time shape, and the compiler keeps a precomputed offset per load in a register for
+      the whole loop (ptxas, sm_90, BQ=256: 255 registers and 76 bytes of spills; flat: 217, no spills).
+
+    Shared memory at BQ = 256: Q 65 KiB, K 2 x 17 KiB, V 2 x 16 KiB, P 64 KiB: 195 KiB, one block per SM.
+    The thread layout, the 16-byte loads and the swizzles are those of ``make_flash_regtile_v4``.
+    """
+    NT = TX * TY
+    RM, CS, CO = BQ // TY, BKV // TX, D // TX
+    QSTR, KSTR = BQ + 4, BKV + 4
+    KBUF, VBUF = D * KSTR, BKV * D
+    OQ, OK = 0, D * QSTR
+    OV = OK + 2 * KBUF
+    OP = OV + 2 * VBUF
+    NFLOAT = OP + BKV * BQ
+    FM = min(8, BQ // 4) - 1  # swizzle mask for P's 16-byte chunks
+    G = NT // 8  # rows of a K tile covered by one pass of the block (a warp: 4 rows x 8 consecutive d)
+    assert RM * TY == BQ and CS * TX == BKV and CO * TX == D and RM % 4 == 0 and CS % 4 == 0 and CO % 4 == 0
+    assert TX & (TX - 1) == 0 and TX <= 32 and NT % 32 == 0 and BKV % G == 0 and D % 8 == 0
+    assert (BQ * D) % NT == 0 and (BKV * D) % NT == 0 and D % UNROLL == 0 and BKV % UNROLL == 0
+    align = "" if config.ENABLE_CUDASIM else ", alignment=16"
+    RI, JS, JO = range(RM), range(CS), range(CO)
+    rows = [(i // 4) * 4 * TY + i % 4 for i in RI]  # + 4*ty
+    scol = [(j // 4) * 4 * TX + j % 4 for j in JS]  # + 4*tx
+    ocol = [(j // 4) * 4 * TX + j % 4 for j in JO]  # + 4*tx
+    LK = (BKV * D) // NT  # K (and V) values each thread loads per tile
+    # K element p of this thread: row g + G*(p % (BKV//G)), column e + 8*(p // (BKV//G)),
+    # with g = tid >> 3, e = tid & 7 (a warp reads 4 rows x 8 consecutive d: 32-byte segments)
+    kr = [G * (p % (BKV // G)) for p in range(LK)]
+    kc = [8 * (p // (BKV // G)) for p in range(LK)]
+    shifts = []
+    s = 1
+    while s < TX:
+        shifts.append(s)
+        s *= 2
+
+    def mx(names):
+        while len(names) > 1:
+            names = [f"max({a}, {b})" for a, b in zip(names[::2], names[1::2], strict=False)] + names[
+                len(names) & ~1 :
+            ]
+        return names[0]
+
+    def fetch(row0):  # global loads of one K/V tile into registers: one base index + constants
+        out = [f"kb = (bh * N + {row0} + g) * D + e", f"vb = (bh * N + {row0}) * D + tid"]
+        out += [f"pk{p} = K[U(kb + {kr[p] * D + kc[p]})]" for p in range(LK)]
+        out += [f"pv{p} = V[U(vb + {NT * p})]" for p in range(LK)]
+        return out
+
+    def store(buf):  # K transposed (padded rows), V as is
+        out = [f"sm[{OK} + {buf} * {KBUF} + (e + {kc[p]}) * {KSTR} + g + {kr[p]}] = pk{p}" for p in range(LK)]
+        out += [f"sm[{OV} + {buf} * {VBUF} + tid + {NT * p}] = pv{p}" for p in range(LK)]
+        return out
+
+    b = [
+        f"sm = cuda.shared.array(0, float32{align})  # all buffers, carved out by offset",
+        "tid = cuda.threadIdx.x",
+        "lane = tid & (TX - 1)",
+        "tx4 = lane * 4",
+        "ty = tid // TX",
+        "ty4 = ty * 4",
+        "g = tid >> 3",
+        "e = tid & 7",
+        "bh = cuda.blockIdx.y",
+        "N = Q.shape[1]",
+        "qb = cuda.gridDim.x - 1 - cuda.blockIdx.x" if CAUSAL else "qb = cuda.blockIdx.x",
+        "q0 = qb * BQ",
+        f"for p in range({(BQ * D) // NT}):  # Q tile, transposed and scaled once",
+        f"    idx = tid + {NT} * p",
+        f"    r = (idx >> 3) % {BQ}",
+        f"    d = ((idx >> 3) // {BQ}) * 8 + (idx & 7)",
+        f"    sm[{OQ} + d * {QSTR} + r] = Q[bh, q0 + r, d] * qscale",
+    ]
+    b += fetch("0") + store("0") + ["cuda.syncthreads()  # Q and the first K/V tile are in"]
+    b += [f"fs{j // 4} = ({(j // 4) * TX} + lane) & {FM}  # P swizzle of my kv chunk" for j in JS[::4]]
+    b += [f"m{i} = NEG_INF" for i in RI] + [f"l{i} = float32(0.0)" for i in RI]
+    b += [f"o{i}_{j} = float32(0.0)" for i in RI for j in JO]
+    b += ["ntiles = (q0 + BQ + BKV - 1) // BKV" if CAUSAL else "ntiles = N // BKV", "for t in range(ntiles):"]
+    t = [
+        "kv0 = t * BKV",
+        "cur = t & 1",
+        f"ok = {OK} + cur * {KBUF}",
+        f"ov = {OV} + cur * {VBUF}",
+    ]
+    t += [f"s{i}_{j} = float32(0.0)" for i in RI for j in JS]
+    t += [f"for d0 in range(0, D, {UNROLL}):  # S = Q K^T: 16-byte loads of 4 rows of Q^T, 4 columns of K^T"]
+    for u in range(UNROLL):
+        t += [f"    a{i}_{u} = sm[{OQ} + (d0 + {u}) * {QSTR} + ty4 + {rows[i]}]" for i in RI]
+        t += [f"    b{j}_{u} = sm[ok + (d0 + {u}) * {KSTR} + tx4 + {scol[j]}]" for j in JS]
+    for u in range(UNROLL):
+        t += [f"    s{i}_{j} += a{i}_{u} * b{j}_{u}" for i in RI for j in JS]
+    if CAUSAL:
+        t += ["if kv0 + BKV - 1 > q0:  # tile crosses the diagonal: mask keys after the query"]
+        t += [
+            f"    if kv0 + tx4 + {scol[j]} > q0 + ty4 + {rows[i]}:\n        s{i}_{j} = NEG_INF"
+            for i in RI
+            for j in JS
+        ]
+    for i in RI:  # row max: my columns, then a butterfly over the TX lanes of the row
+        t += [f"mn{i} = {mx([f's{i}_{j}' for j in JS])}"]
+        t += [f"mn{i} = max(mn{i}, cuda.shfl_xor_sync(FULL, mn{i}, {sh}))" for sh in shifts]
+        t += [f"mn{i} = max(mn{i}, m{i})"]
+    for i in RI:
+        t += [f"al{i} = math.exp2(m{i} - mn{i})", f"m{i} = mn{i}", f"l{i} *= al{i}"]
+        t += [f"o{i}_{j} *= al{i}" for j in JO]
+        for j in JS:
+            chunk = f"(({(i // 4) * TY} + ty) ^ fs{j // 4})"
+            t += [f"s{i}_{j} = math.exp2(s{i}_{j} - mn{i})", f"l{i} += s{i}_{j}"]
+            t += [f"sm[{OP} + (tx4 + {scol[j]}) * BQ + {chunk} * 4 + {i % 4}] = s{i}_{j}"]
+    t += ["cuda.syncwarp()  # my warp's rows of P are complete (only this warp reads them)"]
+    t += ["kvn = min(t + 1, ntiles - 1) * BKV  # next tile (the last one reloads itself)"]
+    if PREFETCH:
+        t += fetch("kvn")
+    t += [f"for kk in range(0, BKV, {UNROLL}):  # O += P V while the next tile's loads are in flight"]
+    for u in range(UNROLL):
+        t += [f"    fk = ((kk + {u}) >> 2) & {FM}"]
+        t += [
+            f"    a{i}_{u} = sm[{OP} + (kk + {u}) * BQ + (({(i // 4) * TY} + ty) ^ fk) * 4 + {i % 4}]"
+            for i in RI
+        ]
+        t += [f"    b{j}_{u} = sm[ov + (kk + {u}) * D + tx4 + {ocol[j]}]" for j in JO]
+    for u in range(UNROLL):
+        t += [f"    o{i}_{j} += a{i}_{u} * b{j}_{u}" for i in RI for j in JO]
+    if not PREFETCH:
+        t += fetch("kvn")
+    t += store("(1 - cur)")
+    t += ["cuda.syncthreads()  # next K/V stored; this tile's K, V, P reads done"]
+    b += ["    " + line for line in "\n".join(t).split("\n")]
+    for i in RI:  # row sum: butterfly over the TX lanes of the row
+        b += [f"l{i} += cuda.shfl_xor_sync(FULL, l{i}, {sh})" for sh in shifts]
+        b += [f"inv = float32(1.0) / l{i}"]
+        b += [f"O[bh, q0 + ty4 + {rows[i]}, tx4 + {ocol[j]}] = o{i}_{j} * inv" for j in JO]
+        b += ["if lane == 0:", f"    L[bh, q0 + ty4 + {rows[i]}] = (m{i} + math.log2(l{i})) * LN2"]
+    src = "def flash_v6(Q, K, V, O, L, qscale):  # noqa: E741\n" + _unrolled(b, 4) + "\n"
+    src = re.sub(r"sm\[([^\]]*)\]", r"sm[U(\1)]", src)  # unsigned shared indices, as in version 4
+    consts = dict(D=D, BQ=BQ, BKV=BKV, TX=TX, NEG_INF=NEG_INF, LN2=LN2, U=uint64, FULL=0xFFFFFFFF)
+    opts = {} if max_registers is None else {"max_registers": max_registers}
+    kernel = cuda.jit(compile_source(src, "flash_v6", consts), **opts)
+    nbytes = 4 * NFLOAT
+    ready = []
+
+    def launch(Q, K, V, O, L):  # noqa: E741
+        BH, N, _ = Q.shape
+        assert N % BQ == 0 and N % BKV == 0 and Q.shape[2] == D
+        args = (Q, K.reshape(BH * N * D), V.reshape(BH * N * D), O, L, q_scale(D))  # K, V flat
         if not ready:
             set_max_dynamic_shared(kernel, args, nbytes)
             ready.append(True)
