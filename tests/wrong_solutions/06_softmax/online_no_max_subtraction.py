@@ -1,0 +1,11 @@
+"""Sums exp(x) chunk by chunk without subtracting a maximum: exp overflows to inf on large logits."""
+
+REPLACES = "online_softmax_solution"
+FAILS = {"check_online_softmax": "are wrong"}
+SOURCE = '''
+def online_softmax(x, chunk):
+    l = np.float32(0.0)
+    for start in range(0, len(x), chunk):
+        l += np.exp(x[start:start + chunk]).sum()
+    return np.exp(x) / l
+'''

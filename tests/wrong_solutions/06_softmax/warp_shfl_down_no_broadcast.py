@@ -1,0 +1,27 @@
+"""Reduces with shfl_down_sync but never broadcasts: only lane 0 holds the row's maximum and sum."""
+
+REPLACES = "warp_row_softmax_solution"
+FAILS = {"check_warp_row_softmax": "are wrong"}
+SOURCE = '''
+@cuda.jit
+def warp_row_softmax(x, out):
+    row = cuda.blockIdx.x
+    lane = cuda.threadIdx.x
+    cols = x.shape[1]
+    m = float32(-math.inf)
+    for j in range(lane, cols, WARP):
+        m = max(m, x[row, j])
+    offset = WARP // 2
+    while offset > 0:
+        m = max(m, cuda.shfl_down_sync(FULL_MASK, m, offset))
+        offset //= 2
+    s = float32(0.0)
+    for j in range(lane, cols, WARP):
+        s += math.exp(x[row, j] - m)
+    offset = WARP // 2
+    while offset > 0:
+        s += cuda.shfl_down_sync(FULL_MASK, s, offset)
+        offset //= 2
+    for j in range(lane, cols, WARP):
+        out[row, j] = math.exp(x[row, j] - m) / s
+'''
