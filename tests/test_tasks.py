@@ -274,3 +274,26 @@ def test_errors_in_the_learners_launcher_are_reported_not_raised():
 def test_hidden_seeds_show_in_the_success_line(capsys):
     tasks.check_vector_add(good_vector_add, seeds=(17, 18))
     assert "seeds 17, 18)" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------------- the feedback picture
+
+def test_wrong_output_view_marks_wrong_and_unwritten_elements():
+    case = common.Case((("n", 7),), 0)
+    args = part01.VECTOR_ADD.make_args(case)
+    out = (args["a"].astype(np.float64) + args["b"]).astype(np.float32)
+    out[2] += 1.0  # wrong
+    out[5:] = np.nan  # never written
+    result = {"outputs": {"out": out}, "report": {}, "launches": [], "error": None}
+    view = common.wrong_output_view(part01.VECTOR_ADD, case, result)
+    assert view.facts["wrong"] == [2] and view.facts["unwritten"] == [5, 6]
+
+
+def test_no_feedback_picture_for_a_right_output_or_an_error():
+    case = common.Case((("n", 7),), 0)
+    args = part01.VECTOR_ADD.make_args(case)
+    right = (args["a"].astype(np.float64) + args["b"]).astype(np.float32)
+    passed = {"outputs": {"out": right}, "error": None}
+    failed = {"outputs": {"out": right}, "error": {"type": "RaceError", "message": "..."}}
+    assert common.wrong_output_view(part01.VECTOR_ADD, case, passed) is None
+    assert common.wrong_output_view(part01.VECTOR_ADD, case, failed) is None

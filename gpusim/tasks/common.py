@@ -17,6 +17,7 @@ one success line otherwise.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -323,11 +324,51 @@ def _size_range(cases: Sequence[Case]) -> str:
     return ", ".join(ranges)
 
 
+MAX_DRAWN = 1024  # outputs larger than this are described in words only
+
+
+def wrong_output_view(task: Task, case: Case, result: dict):
+    """A picture of the first wrong output next to the expected one, never-written elements crossed out
+    (a gpusim.viz view), or None when the result has no wrong values to draw or is too large."""
+    if result.get("error"):
+        return None
+    from gpusim import viz
+
+    expected = task.reference(case, task.make_args(case))
+    for output in task.outputs:
+        got, want = np.asarray(result["outputs"][output.name]), np.asarray(expected[output.name])
+        if got.shape != want.shape or got.size > MAX_DRAWN or got.ndim > 2:
+            continue
+        if output.fill is None:
+            written = None
+        elif isinstance(output.fill, float) and math.isnan(output.fill):
+            written = ~np.isnan(got) | np.isnan(want)
+        else:
+            written = got != output.fill
+        right = (got == want) if task.exact else np.isclose(got.astype(np.float64), want,
+                                                             rtol=task.rtol, atol=task.atol)
+        if not right.all():
+            return viz.output_diff(got, want, written, name=output.name, rtol=task.rtol, atol=task.atol)
+    return None
+
+
+def _show(view) -> None:
+    """Display a figure when running inside Jupyter; elsewhere (tests, graders, scripts) do nothing."""
+    shell = sys.modules.get("IPython")
+    if view is not None and shell is not None and shell.get_ipython() is not None:
+        from IPython.display import display
+
+        display(view)
+
+
 def check(task: Task, learner: dict[str, Callable], *, quiet: bool = False) -> None:
-    """Run and judge every case; raise CheckFailed on the first failure, else print one success line."""
+    """Run and judge every case; raise CheckFailed on the first failure (in a notebook, with a picture of a
+    wrong output), else print one success line."""
     for case in task.cases:
-        message = judge(task, case, run(task, learner, case))
+        result = run(task, learner, case)
+        message = judge(task, case, result)
         if message:
+            _show(wrong_output_view(task, case, result))
             raise CheckFailed(message)
     if not quiet:
         seeds = ", ".join(str(seed) for seed in sorted({case.seed for case in task.cases}))

@@ -31,7 +31,7 @@ def output_diff(actual, expected, written=None, name="out", rtol=1e-5, atol=1e-6
         labels[cell] = f"{actual[index]:.3g}"
         expected_labels[cell] = f"{expected[index]:.3g}"
     rows, cols = grid_shape(actual.shape)
-    view = new_view(min(14, 2 + 0.7 * cols), min(8, 1.5 + 0.5 * rows))
+    view = new_view(min(14, max(7, 2 + 0.7 * cols)), min(8, 1.5 + 0.5 * rows))
     left, right = view.subplots(1, 2)
     draw_cells(left, name, actual.shape, plain, expected_labels, f"expected {name}")
     draw_cells(right, name, actual.shape, colours, labels,
