@@ -6,7 +6,7 @@ reference, enforces the memory-traffic budget the lesson taught, and raises :cla
 message a learner can act on. See :mod:`gpusim.tasks.common` for the machinery.
 """
 
-from . import part01, part02, part03, part06, part07
+from . import part01, part02, part03, part04, part05, part06, part07
 from .common import Budget, Case, CheckFailed, Output, Task, check, judge, make_cases, run
 from .part01 import check_grayscale, check_matmul, check_vector_add
 from .part02 import check_block_scan, check_block_sum, check_window_sum
@@ -14,7 +14,7 @@ from .part03 import check_dot, check_histogram, check_warp_sum
 
 __all__ = [
     "Budget", "Case", "CheckFailed", "Output", "Task", "check", "judge", "make_cases", "run",
-    "part01", "part02", "part03", "part06", "part07",
+    "part01", "part02", "part03", "part04", "part05", "part06", "part07",
     "check_vector_add", "check_grayscale", "check_matmul",
     "check_block_sum", "check_window_sum", "check_block_scan",
     "check_histogram", "check_warp_sum", "check_dot",
