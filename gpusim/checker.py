@@ -23,6 +23,11 @@ _CROSS_BLOCK_HINT = (
 BATCH_ENTRIES = 1 << 17
 Access = namedtuple("Access", "block thread array index kind line epoch")
 Access.__doc__ = "One recorded element access (gpusim.jit(..., record=True) fills Kernel.trace with these)."
+SharedSnapshot = namedtuple("SharedSnapshot", "block epoch arrays")
+SharedSnapshot.__doc__ = (
+    "The block's shared arrays ({name: copy of the values}) at the end of one phase: after the barrier that "
+    "ends epoch `epoch`, or when the block finishes (gpusim.jit(..., record=True) fills Kernel.snapshots)."
+)
 _EPOCH_SHIFT = 40
 
 

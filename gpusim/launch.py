@@ -51,6 +51,7 @@ class Kernel:
         self.record = record and check
         self.report = None
         self.trace = None
+        self.snapshots = None
 
     def __repr__(self):
         return f"<gpusim kernel {self.__name__} check={self.check}>"
@@ -62,6 +63,7 @@ class Kernel:
     def _launch(self, grid, block, shared_bytes, args):
         self.report = None
         self.trace = [] if self.record else None
+        self.snapshots = None
         memory = Memory()
         rebinder = Rebinder(None, memory.codes)
         fake = FakeCuda(lambda value: rebinder.value(value, None))
@@ -81,6 +83,7 @@ class Kernel:
         except KernelError as error:
             raise error.with_traceback(None) from error.__cause__
         finally:
+            self.snapshots = scheduler.snapshots
             for original, copy in copy_backs:
                 np.copyto(original, copy)
         nthreads = block.x * block.y * block.z

@@ -8,6 +8,7 @@ from collections import deque
 from greenlet import GreenletExit, getcurrent, greenlet
 
 from . import sites
+from .checker import SharedSnapshot
 from .context import BARRIER, DONE, RUNNABLE, WARP, SimThread, current, fmt3, site_text, thread_list, who
 from .errors import BarrierError, KernelError, KernelException, KernelTimeoutError
 from .fakecuda import FULL_MASK, WARP_SIZE, Dim3
@@ -38,6 +39,7 @@ class Scheduler(WarpCollectives, MemorySpaces):
         self.memory = memory
         self.checker = checker
         self.checked = checker is not None
+        self.snapshots = [] if self.checked and checker.trace is not None else None
         self.log = memory.log if self.checked else None
         self.rng = rng
         self.deadline = deadline
@@ -76,6 +78,7 @@ class Scheduler(WarpCollectives, MemorySpaces):
         self.exited = [0] * nwarps
         self.pending = [{} for _ in range(nwarps)]
         self.shared = {}
+        self.epoch = 0
         self.static_shared_bytes = 0
         self.dynamic = None
         if self.checked:
@@ -98,6 +101,7 @@ class Scheduler(WarpCollectives, MemorySpaces):
             raise
         if self.checked:
             self.checker.end_block()
+        self._snapshot()
         self.blocks += 1
 
     def _in_run_order(self, threads):
@@ -203,9 +207,21 @@ class Scheduler(WarpCollectives, MemorySpaces):
     def _all_at(site, threads):
         return all(t.site == site or sites.same_site(t.site, site) for t in threads)
 
+    def _snapshot(self):
+        """When recording, keep a copy of the block's shared arrays at the end of the current phase."""
+        if self.snapshots is None:
+            return
+        arrays = {}
+        for arr in self.shared.values():
+            if arr.region.name not in arrays:
+                arrays[arr.region.name] = arr._flat[arr._e0: arr._e0 + arr.size].reshape(arr.shape).copy()
+        self.snapshots.append(SharedSnapshot(tuple(current.block), self.epoch, arrays))
+
     def _release(self, waiting):
         if self.checked:
             self.checker.end_epoch()
+        self._snapshot()
+        self.epoch += 1
         kind = waiting[0].site[0]
         result = None
         if kind != "syncthreads":

@@ -209,6 +209,16 @@ def test_record_keeps_every_access_with_its_line():
     assert "buf[cuda.blockDim.x - 1 - t]" in linecache.getline(K.__file__, first.line)
 
 
+def test_record_keeps_shared_values_at_the_end_of_every_phase():
+    a = np.arange(8, dtype=np.int32)
+    k = gpusim.jit(K.block_reverse, record=True)
+    k[2, 4](a, np.zeros_like(a))
+    assert [(s.block, s.epoch) for s in k.snapshots] == [((0, 0, 0), 0), ((0, 0, 0), 1),
+                                                         ((1, 0, 0), 0), ((1, 0, 0), 1)]
+    assert list(k.snapshots[2].arrays["buf"][:4]) == [4, 5, 6, 7]
+    assert gpusim.jit(K.block_reverse).snapshots is None
+
+
 def test_interrupt_leaves_no_hang_and_next_launch_works():
     def interrupted(a):
         cuda.syncthreads()

@@ -405,3 +405,11 @@ def test_the_other_widgets_redraw_when_a_slider_moves():
     assert waves.caption.value.endswith("98 tiles, 1 waves, last wave 91% full</div>")
     waves.controls["m"].value = waves.controls["n"].value = 1794
     assert "120 tiles, 2 waves, last wave 11% full" in waves.caption.value
+
+
+def test_phase_stepper_shows_shared_values_after_each_phase():
+    view = viz.phase_stepper(block_sum, 2, 8, (np.arange(16, dtype=np.float32), np.zeros(2, np.float32)))
+    texts = [[t.get_text() for t in ax.texts] for ax in view.axes]
+    assert texts[0][:8] == ["0", "1", "2", "3", "4", "5", "6", "7"]  # after the copy into shared memory
+    assert texts[3][:2] == ["28", "16"]  # after the last tree step: s[0] holds the block's sum
+

@@ -1,7 +1,9 @@
 """Phase stepper: one block of a shared-memory kernel, barrier by barrier: which elements each phase
-read and wrote, with the elements of a race in red."""
+read and wrote, what the shared arrays hold at the end of the phase, and the elements of a race in red."""
 
 import textwrap
+
+import numpy as np
 
 from .drawing import EMPTY, blank, cell_of, draw_cells, grid_shape, index_text, new_view, outline
 from .recording import dim3, linear, record
@@ -37,11 +39,22 @@ def _phase_colours(shape, cells, racy):
     return colours
 
 
+def _value_labels(shape, values):
+    """The values of an array as strings laid out like its cells (None when they were not recorded)."""
+    if values is None or values.shape != tuple(shape):
+        return None
+    labels = np.full(grid_shape(shape), "", dtype=object)
+    for index in np.ndindex(values.shape):
+        labels[cell_of(index if len(index) > 1 else index[0], shape)] = f"{values[index]:.3g}"
+    return labels
+
+
 def phase_stepper(kernel, grid=None, block=None, args=(), *, block_id=0, phase=None, arrays=None,
                   shared_bytes=0):
     """Draw, for one block, each phase (the code between two barriers) as a row and each array as a
     column: blue = read, orange = written, purple = both, red = a race (one thread wrote an element
-    that another thread read or wrote in the same phase). `phase` draws just that one phase.
+    that another thread read or wrote in the same phase); shared cells show their values at the end of the
+    phase. `phase` draws just that one phase.
     `arrays` defaults to the shared arrays (all arrays when the kernel has none)."""
     rec = record(kernel, grid, block, args, shared_bytes)
     phases = phase_accesses(rec, block_id)
@@ -64,8 +77,9 @@ def phase_stepper(kernel, grid=None, block=None, args=(), *, block_id=0, phase=N
             racy = races(cells)
             if racy:
                 found.setdefault(number, {})[name] = racy
+            values = rec.shared_values(dim3(block_id, rec.grid), number).get(name)
             draw_cells(axes[row, col], name, shape, _phase_colours(shape, cells, racy),
-                       title=f"phase {number}: {name}")
+                       _value_labels(shape, values), title=f"phase {number}: {name}")
             outline(axes[row, col], [cell_of(i, shape) for i in racy], colour="black", gid="race")
         counts = {n: phases.get(number, {}).get(n, {}) for n in names}
         reads = sum(len(r) for c in counts.values() for r, _ in c.values())

@@ -34,6 +34,14 @@ class Recording:
     error: KernelError | None
     arrays: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)
+    snapshots: list = field(default_factory=list)  # gpusim SharedSnapshot: shared values after each phase
+
+    def shared_values(self, block, epoch):
+        """{shared array name: values} of `block` at the end of phase `epoch` ({} if not recorded)."""
+        for snapshot in self.snapshots:
+            if snapshot.block == tuple(block) and snapshot.epoch == epoch:
+                return snapshot.arrays
+        return {}
 
     @property
     def threads_per_block(self):
@@ -139,10 +147,14 @@ def record(kernel, grid, block, args=(), shared_bytes=0, shared_itemsize=SHARED_
             arrays[name] = ArrayInfo(name, tuple(values.shape), values.dtype.itemsize, "global")
             outputs[name] = values
     trace = list(recorder.trace or [])
+    snapshots = list(recorder.snapshots or [])
     for name, shape in _shared_shapes(trace, arrays).items():
         arrays[name] = ArrayInfo(name, shape, shared_itemsize, "shared")
+    for snapshot in snapshots[:1]:  # the real shapes and element sizes of the shared arrays
+        for name, values in snapshot.arrays.items():
+            arrays[name] = ArrayInfo(name, values.shape, values.dtype.itemsize, "shared")
     return Recording(recorder.__name__, _as_tuple(grid), _as_tuple(block), trace, recorder.report, error,
-                     arrays, outputs)
+                     arrays, outputs, snapshots)
 
 
 __all__ = ["Access", "ArrayInfo", "Recording", "record"]
