@@ -71,6 +71,12 @@ ERROR_HINTS = {
                         "b) and the final store (row < m and col < n).",
 }
 
+FACTORY_ERROR_HINTS = {
+    **ERROR_HINTS,
+    "UninitializedReadError": "Use the factory's T everywhere in the kernel (tile shapes, indices, loop "
+                              "steps), not a fixed TILE. " + ERROR_HINTS["UninitializedReadError"],
+}
+
 
 class _Launch:
     """The launch configuration of a case: one T x T block per output tile (plus 2·T·T floats if dynamic)."""
@@ -118,7 +124,7 @@ def _task(name: str, fixed: int | None) -> Task:
         hint=HINT,
         unwritten_hint="The grid has one thread per element of c, rounded up to whole tiles: every thread "
                        "with row < m and col < n must write c[row, col].",
-        error_hints=ERROR_HINTS,
+        error_hints=ERROR_HINTS if not name.startswith("make_") else FACTORY_ERROR_HINTS,
     )
 
 
