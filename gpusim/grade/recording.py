@@ -25,7 +25,7 @@ KERNEL, FUNCTION = "kernel", "function"
 class Step:
     """One Task a check function hands over: ``kind`` says which hook received it."""
 
-    kind: str  # KERNEL (common.check) or FUNCTION (part06.check_function)
+    kind: str  # KERNEL (common.check) or FUNCTION (common.check_function)
     task: Task
 
 

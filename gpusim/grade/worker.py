@@ -159,7 +159,7 @@ def _run_cell(label: str, source: str, namespace: dict) -> str | None:
 
 
 def _plain(result: dict) -> dict:
-    """A result of common.run (or part06.run_function) as JSON-ready data."""
+    """A result of common.run (or common.run_function) as JSON-ready data."""
     return {
         "outputs": {name: wire.encode_array(array) for name, array in result["outputs"].items()},
         "report": {name: int(value) for name, value in result["report"].items()},
@@ -201,7 +201,7 @@ class Checks:
                                                       for case in task.cases]})
 
         def on_function(task, function, call, extra):
-            from gpusim.tasks.part06 import run_function
+            from gpusim.tasks.common import run_function
 
             results = []
             for case in task.cases:

@@ -371,6 +371,53 @@ def check(task: Task, learner: dict[str, Callable], *, quiet: bool = False) -> N
             _show(wrong_output_view(task, case, result))
             raise CheckFailed(message)
     if not quiet:
-        seeds = ", ".join(str(seed) for seed in sorted({case.seed for case in task.cases}))
-        line = f"✓ {task.name}: {len(task.cases)} cases passed ({_size_range(task.cases)}; seeds {seeds})"
-        print(line + (f", {task.summary}." if task.summary else "."))
+        print(_success_line(task))
+
+
+def _success_line(task: Task) -> str:
+    seeds = ", ".join(str(seed) for seed in sorted({case.seed for case in task.cases}))
+    line = f"✓ {task.name}: {len(task.cases)} cases passed ({_size_range(task.cases)}; seeds {seeds})"
+    return line + (f", {task.summary}." if task.summary else ".")
+
+
+# ------------------------------------------------------------------------------ plain-Python exercises
+
+def run_function(task: Task, function: Callable, case: Case, call: Callable) -> dict:
+    """``common.run`` for a plain-Python task: ``call(function, args)`` returns the outputs, in task order.
+
+    Returns the same plain dict as ``common.run`` (no launches, no report), so ``common.judge`` can compare.
+    """
+    args = task.make_args(case)
+    outputs, error = {}, None
+    try:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # the message says it instead
+            returned = call(function, args)
+        returned = returned if len(task.outputs) > 1 else (returned,)
+        if not isinstance(returned, tuple) or len(returned) != len(task.outputs):
+            raise TypeError(f"{task.name} should return {len(task.outputs)} values "
+                            f"({', '.join(o.name for o in task.outputs)}), not {type(returned).__name__}")
+        for output, value in zip(task.outputs, returned, strict=True):
+            if value is None:
+                raise TypeError(f"{task.name} returned None for `{output.name}`: did you forget `return`?")
+            outputs[output.name] = np.array(value, dtype=np.float64, copy=True)
+    except Exception as exc:  # noqa: BLE001 (every learner mistake becomes a message)
+        error = _error(exc)
+    for output in task.outputs:
+        outputs.setdefault(output.name, np.full(0, np.nan))
+    return {"outputs": outputs, "report": {}, "launches": [], "error": error}
+
+
+def check_function(task: Task, function: Callable, call: Callable, extra: Callable | None = None,
+                   quiet: bool = False) -> None:
+    """``common.check`` for a plain-Python task. ``extra(case, function)`` may return a further message."""
+    if not callable(function):
+        raise CheckFailed(f"{task.name}: pass your function itself, not {type(function).__name__}.")
+    for case in task.cases:
+        message = judge(task, case, run_function(task, function, case, call))
+        if message is None and extra is not None:
+            message = extra(case, function)
+        if message:
+            raise CheckFailed(message)
+    if not quiet:
+        print(_success_line(task))
+

@@ -2,18 +2,16 @@
 row-softmax kernel with a shared-memory reduction (one block per row), and the same kernel with warp shuffles
 (one warp per row).
 
-Plain-Python tasks (no kernel) reuse the machinery of :mod:`gpusim.tasks.common` through :func:`run_function`,
-which plays the part of ``common.run`` for a function: it calls the learner's code and returns plain data;
-``common.judge`` compares that with the float64 reference, never calling learner code.
+The plain-Python task (no kernel) goes through ``common.run_function``, which plays the part of ``common.run``
+for a function: it calls the learner's code and returns plain data; ``common.judge`` compares that with the
+float64 reference, never calling learner code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from .common import Budget, Case, CheckFailed, Output, Task, _error, _size_range, check, judge, make_cases
+from .common import Budget, Case, Output, Task, check, check_function, make_cases
 
 ROW_THREADS = 64  # threads per block of row_softmax: one block per row, two warps
 WARP = 32  # threads per block of warp_row_softmax: one warp per row
@@ -21,50 +19,6 @@ SENTINEL = -1.0  # written into outputs before a launch: a softmax is never nega
 
 OVERFLOW_HINT = ("NaN or inf in the output usually means exp() overflowed (float32 exp overflows above about "
                  "88.7) or a sum was 0: subtract the (running) maximum before exponentiating.")
-
-
-# ------------------------------------------------------------------------------------- shared machinery
-
-def run_function(task: Task, function: Callable, case: Case, call: Callable) -> dict:
-    """``common.run`` for a plain-Python task: ``call(function, args)`` returns the outputs, in task order.
-
-    Returns the same plain dict as ``common.run`` (no launches, no report), so ``common.judge`` can compare.
-    """
-    args = task.make_args(case)
-    outputs, error = {}, None
-    try:
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # the message says it instead
-            returned = call(function, args)
-        returned = returned if len(task.outputs) > 1 else (returned,)
-        if not isinstance(returned, tuple) or len(returned) != len(task.outputs):
-            raise TypeError(f"{task.name} should return {len(task.outputs)} values "
-                            f"({', '.join(o.name for o in task.outputs)}), not {type(returned).__name__}")
-        for output, value in zip(task.outputs, returned, strict=True):
-            if value is None:
-                raise TypeError(f"{task.name} returned None for `{output.name}`: did you forget `return`?")
-            outputs[output.name] = np.array(value, dtype=np.float64, copy=True)
-    except Exception as exc:  # noqa: BLE001 (every learner mistake becomes a message)
-        error = _error(exc)
-    for output in task.outputs:
-        outputs.setdefault(output.name, np.full(0, np.nan))
-    return {"outputs": outputs, "report": {}, "launches": [], "error": error}
-
-
-def check_function(task: Task, function: Callable, call: Callable, extra: Callable | None = None,
-                   quiet: bool = False) -> None:
-    """``common.check`` for a plain-Python task. ``extra(case, function)`` may return a further message."""
-    if not callable(function):
-        raise CheckFailed(f"{task.name}: pass your function itself, not {type(function).__name__}.")
-    for case in task.cases:
-        message = judge(task, case, run_function(task, function, case, call))
-        if message is None and extra is not None:
-            message = extra(case, function)
-        if message:
-            raise CheckFailed(message)
-    if not quiet:
-        seeds = len({case.seed for case in task.cases})
-        line = f"✓ {task.name}: {len(task.cases)} cases passed ({_size_range(task.cases)}, {seeds} seeds)"
-        print(line + (f", {task.summary}." if task.summary else "."))
 
 
 def stable_softmax64(x: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -14,8 +14,7 @@ import tracemalloc
 
 import numpy as np
 
-from .common import Budget, Case, CheckFailed, Output, Task, _error, check, judge, make_cases
-from .part06 import check_function
+from .common import Budget, Case, CheckFailed, Output, Task, _error, check, check_function, judge, make_cases
 
 HEAD_DIM = 8  # d of the kernel tasks (a compile-time constant of the kernel)
 TILE = 16  # query rows per block = key rows per shared-memory tile = threads per block
