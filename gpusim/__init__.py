@@ -16,6 +16,7 @@ from .errors import (
     RaceError,
     ResourceError,
     UninitializedReadError,
+    WriteConflictError,
 )
 from .launch import Kernel, jit
 from .report import Report
@@ -33,5 +34,6 @@ __all__ = [
     "Report",
     "ResourceError",
     "UninitializedReadError",
+    "WriteConflictError",
     "jit",
 ]
