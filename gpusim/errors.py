@@ -57,3 +57,10 @@ class KernelException(KernelError):
     """A Python exception raised by kernel code; the original is the __cause__."""
 
     hint = "the original exception is shown above this one; fix the kernel line it names."
+
+
+class CompileError(KernelError):
+    """Numba's CUDA compiler rejects the kernel: it would not run on a GPU (gpusim.compilegate)."""
+
+    hint = ("a GPU kernel can use numbers, tuples, arrays, cuda.*, math.* and @cuda.jit(device=True) "
+            "functions; no lists, dicts, strings, imports, return values or other Python objects.")
