@@ -11,7 +11,8 @@ in the compiling process, so where it is on (``NUMBA_ENABLE_CUDASIM=1``, as in t
 compile runs in one helper process per Python process (``python -m gpusim.compilegate``), started on first
 use, restarted if it dies, stopped at exit, with a deadline per kernel. Results are cached per spec and
 signature. ``available()`` only asks cuda-pathfinder (the library finder numba-cuda itself uses) whether
-the two libraries and libdevice can be found: about 0.1 s, once per process, with no numba import.
+the two libraries and libdevice can be found: a few hundredths of a second, once per process, with no numba
+import.
 """
 
 from __future__ import annotations
@@ -372,6 +373,7 @@ class _Helper:
         self.process = None
         self.owner = None
         self.replies = None
+        self.stderr = None
         self.lock = threading.Lock()
         self.started = 0  # how many helper processes this process has started
 
@@ -439,8 +441,7 @@ class _Helper:
         if process is not None and self.owner == os.getpid():
             process.kill()
             process.wait()
-            for stream in (process.stdin, process.stdout):
-                stream.close()
+            process.stdin.close()  # its stdout is closed by the thread that reads it, at the end
 
 
 def _result_ok(result) -> bool:
@@ -460,8 +461,9 @@ def _result_ok(result) -> bool:
 
 
 def _read_lines(stream, replies):
-    for line in stream:
-        replies.put(line)
+    with stream:
+        for line in stream:
+            replies.put(line)
     replies.put(None)
 
 

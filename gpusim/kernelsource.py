@@ -204,7 +204,10 @@ class _Describer:
         if isinstance(value, types.ModuleType):
             spec_name = _SPEC_NAME_OF_MODULE.get(value.__name__)
             if spec_name is None:
-                raise KernelSourceError(f"{owner} uses the module `{value.__name__}` (as `{name}`).")
+                raise KernelSourceError(
+                    f"{owner} uses the module `{value.__name__}` (as `{name}`).",
+                    "a kernel can use the modules math, cmath, numpy, numba and cuda; copy a value it needs "
+                    f"from another module into a global variable first (`X = {name}.X`).")
             return {"module": spec_name}
         if (type(value).__module__, type(value).__name__) in _CUDA_STAND_INS:
             return {"module": "numba.cuda"}
