@@ -90,7 +90,11 @@ class KernelSourceError(KernelError):
 
 def describe(kernel) -> dict:
     """The spec of a kernel (a Numba dispatcher, a simulator kernel or a plain function): JSON-ready data."""
-    fn = python_function(kernel)
+    try:
+        fn = python_function(kernel)
+    except TypeError as error:
+        raise KernelSourceError(f"{error}.", "pass the kernel itself: the function decorated with @cuda.jit."
+                                ) from None
     return _Describer().function(fn, jit=_jitted(kernel) is not None, role="kernel")
 
 

@@ -229,3 +229,32 @@ def test_rebuild_puts_the_source_where_messages_look_for_it_and_keeps_cached_cel
     linecache.cache["<cell 3>"] = (0, None, list(cell), "<cell 3>")
     rebuild(_spec(OK, filename="<cell 3>", firstline=2))
     assert linecache.getlines("<cell 3>") == cell
+
+
+def _paths(value, path=()):
+    """Every (path, leaf-or-container) position in a JSON-like value."""
+    yield path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from _paths(item, (*path, key))
+
+
+def test_every_position_of_a_real_spec_replaced_by_junk_gives_kernel_source_error_or_a_valid_spec():
+    spec = json.loads(json.dumps(describe(make_kernel(8))))
+    junk = [None, True, -1, 2**70, 1.5, "x", "", [], {}, [{}], {"int": 1}, {"tuple": None}, {"function": []}]
+    for path in list(_paths(spec))[1:]:
+        for value in junk:
+            changed = copy.deepcopy(spec)
+            target = changed
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = value
+            try:
+                rebuild(changed)
+            except KernelSourceError:
+                pass
+
+
+def test_describe_refuses_what_is_not_a_kernel():
+    with pytest.raises(KernelSourceError, match="not NoneType"):
+        describe(None)
