@@ -121,7 +121,7 @@ def global_names(code) -> set[str]:
 def source_of(fn) -> tuple[str, int, str]:
     """(filename, line of the `def`, text of the def without decorators, dedented) from linecache."""
     code = fn.__code__
-    where = f"`{fn.__name__}`"
+    where = f"`{code.co_name}`"
     lines = linecache.getlines(code.co_filename, fn.__globals__)
     if not lines:
         raise KernelSourceError(
@@ -167,8 +167,8 @@ class _Describer:
             raise KernelSourceError(f"the kernel calls more than {MAX_FUNCTIONS} functions.",
                                     "call fewer device functions.")
         filename, firstline, source = source_of(fn)
-        owner = f"{role} `{fn.__name__}`"
         code = fn.__code__
+        owner = f"{role} `{code.co_name}`"
         if fn.__kwdefaults__:
             raise KernelSourceError(f"{owner} has keyword-only arguments with defaults.",
                                     "give kernels and device functions plain positional arguments.")
@@ -186,7 +186,7 @@ class _Describer:
         defaults = None
         if fn.__defaults__ is not None:
             defaults = [self.value(v, owner, "a default argument value", 1) for v in fn.__defaults__]
-        return {"version": VERSION, "id": self.ids[fn], "jit": jit, "name": fn.__name__,
+        return {"version": VERSION, "id": self.ids[fn], "jit": jit, "name": code.co_name,
                 "filename": filename, "firstline": firstline, "source": source, "globals": globals_,
                 "closure": closure, "defaults": defaults}
 
@@ -194,10 +194,10 @@ class _Describer:
         """The plain-data form of one value a function uses; KernelSourceError names what is wrong."""
         if depth > MAX_DEPTH:
             raise KernelSourceError(f"{owner} uses `{name}`, nested too deeply.")
+        if isinstance(value, np.generic) and value.dtype.kind in NUMERIC_KINDS:  # np.float64 too
+            return {"scalar": _encode_bytes(np.asarray(value))}
         if value is None or isinstance(value, (bool, int, float, complex)):
             return _number(value, owner, name)
-        if isinstance(value, np.generic) and value.dtype.kind in NUMERIC_KINDS:
-            return {"scalar": _encode_bytes(np.asarray(value))}
         if isinstance(value, np.ndarray):
             return self._array(value, owner, name)
         if isinstance(value, tuple):

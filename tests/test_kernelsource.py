@@ -91,7 +91,8 @@ def test_constants_keep_their_values_and_numpy_types():
     rebuilt = namespace["CONSTANTS"]
     assert rebuilt[:2] == (1, 2.5) and math.isnan(rebuilt[2]) and rebuilt[3] == -math.inf
     assert rebuilt[4:7] == (1 + 2j, True, None)
-    assert type(rebuilt[7][0]) is np.int16 and rebuilt[7][0] == -3 and rebuilt[7][1] == np.float64(0.1)
+    assert type(rebuilt[7][0]) is np.int16 and rebuilt[7][0] == -3
+    assert type(rebuilt[7][1]) is np.float64 and rebuilt[7][1] == 0.1
 
 
 def test_module_level_arrays_and_numpy_scalars_survive_and_arrays_become_read_only():
