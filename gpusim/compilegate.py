@@ -383,6 +383,7 @@ class _Helper:
                 try:
                     return self._request({"spec": spec, "signature": signature})
                 except _HelperDied as died:
+                    self.stop()
                     if attempt:
                         raise CompileError(f"the compiler process stopped while compiling kernel "
                                            f"`{spec['name']}`: {died}",
@@ -409,7 +410,10 @@ class _Helper:
         reply = self.replies.get(timeout=COMPILE_TIMEOUT_S)
         if reply is None:
             raise _HelperDied(self._stopped())
-        result = json.loads(reply)
+        try:
+            result = json.loads(reply)
+        except ValueError:
+            result = None
         if not _result_ok(result):
             raise _HelperDied(f"it answered {reply[:200]!r}")
         return result
@@ -429,12 +433,12 @@ class _Helper:
 
     def _stopped(self) -> str:
         """Why the helper is gone: its exit status and the end of what it wrote to stderr."""
-        code = self.process.wait(timeout=10) if self.process else None
+        process = self.process
+        self.stop()
         self.stderr.seek(0, os.SEEK_END)
         self.stderr.seek(max(0, self.stderr.tell() - 1500))
         tail = self.stderr.read().decode(errors="replace").strip()
-        self.stop()
-        return f"it exited with status {code}" + (f":\n{tail}" if tail else "")
+        return f"it exited with status {process.returncode}" + (f":\n{tail}" if tail else "")
 
     def stop(self):
         process, self.process = self.process, None
