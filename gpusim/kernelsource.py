@@ -269,23 +269,13 @@ def _encode_bytes(array) -> dict:
     return {"dtype": array.dtype.str, "data": base64.b64encode(array.tobytes()).decode("ascii")}
 
 
-_attribute_index = {}
-
-
 def _module_attribute(value):
     """(module, name) when `value` is a public attribute of an allowed module (`numba.float32`), else None."""
     for spec_name, module_name in MODULES.items():
         module = sys.modules.get(module_name)
-        if module is None:
-            continue
-        index = _attribute_index.get(spec_name)
-        if index is None or index[0] is not module:
-            index = _attribute_index[spec_name] = (module, {
-                id(v): n for n, v in reversed(list(vars(module).items()))
-                if not n.startswith("_") and not isinstance(v, types.ModuleType)})
-        name = index[1].get(id(value))
-        if name is not None and getattr(module, name, None) is value:
-            return spec_name, name
+        for name, item in list(vars(module).items()) if module is not None else ():
+            if item is value and not name.startswith("_") and not isinstance(item, types.ModuleType):
+                return spec_name, name
     return None
 
 
