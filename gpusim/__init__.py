@@ -9,6 +9,7 @@ from .checker import Access
 from .context import WARP_SIZE
 from .errors import (
     BarrierError,
+    CompileError,
     KernelError,
     KernelException,
     KernelTimeoutError,
@@ -25,6 +26,7 @@ __all__ = [
     "WARP_SIZE",
     "Access",
     "BarrierError",
+    "CompileError",
     "Kernel",
     "KernelError",
     "KernelException",

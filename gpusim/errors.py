@@ -67,3 +67,10 @@ class KernelException(KernelError):
     """A Python exception raised by kernel code; the original is the __cause__."""
 
     hint = "fix the kernel line the message names (a GPU kernel has no Python exceptions to rely on)."
+
+
+class CompileError(KernelError):
+    """Numba's CUDA compiler rejects the kernel: it would not run on a GPU (gpusim.compilegate)."""
+
+    hint = ("a GPU kernel can use numbers, tuples, arrays, cuda.*, math.* and @cuda.jit(device=True) "
+            "functions; no lists, dicts, strings, imports, return values or other Python objects.")
