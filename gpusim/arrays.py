@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from .context import who
-from .errors import KernelError, OutOfBoundsError, ResourceError
+from .errors import KernelError, OutOfBoundsError
 from .sites import TAG, describe, user_frame
 
 READ, WRITE, ATOMIC = 0, 1, 2
@@ -175,12 +175,15 @@ class DeviceArray:
         return KernelError(self._where(idx, kind, frame, reason), "index arrays as in CUDA: a[i] or a[i, j].")
 
     def _error(self, idx, kind, frame, reason):
-        """OutOfBoundsError, or ResourceError for dynamic shared memory beyond the launch's bytes."""
+        """OutOfBoundsError; past the end of dynamic shared memory, it says how many bytes the launch gave."""
         message = self._where(idx, kind, frame, reason)
         if self.region.dynamic:
-            return ResourceError(
-                f"{message} The launch gave {self.region.nbytes} bytes of dynamic shared memory.",
-                "pass enough bytes as the 4th launch parameter: k[grid, block, 0, nbytes](...).",
+            return OutOfBoundsError(
+                f"{message} It is past the end of the {self.region.nbytes} bytes of dynamic shared memory "
+                f"the launch gave.",
+                "check the index and where each view of the dynamic array starts and ends: both must follow "
+                "the sizes the kernel works with (its tile width, its block size), not a fixed constant; "
+                "where you launch the kernel yourself, the 4th launch parameter must give enough bytes.",
             )
         return OutOfBoundsError(message)
 
