@@ -105,3 +105,28 @@ def show(records):
         if "numba_copy_strided32" in data:
             slower = data["numba_copy_coalesced"]["GBps"] / data["numba_copy_strided32"]["GBps"]
             print(f"  the strided copy takes {slower:.1f} times as long as the coalesced one")
+
+
+def show_loads_in_flight(bandwidths, latencies, properties):
+    """Little's law for each device with all three recorded: the bytes of loads that must be on their way at
+    once for the copy to read at the ceiling's rate (half the ceiling's bytes are reads) for as long as one
+    DRAM load takes, per SM, against the most a copy with one 4-byte load per thread can have on their way
+    (every resident thread waiting on its load)."""
+    latency = {record.device: record.data for record in latencies}
+    props = {record.device: record.data for record in properties}
+    for record in bandwidths:
+        if record.device not in latency or record.device not in props:
+            print(f"{record.device}: no load latency recorded for it (bench/results/gpu_lessons_*.json), "
+                  f"so no estimate")
+            continue
+        rows = latency[record.device]["rows"]
+        dram_ns = next(row["ns_per_load"] for row in rows if row["level"].startswith("DRAM"))
+        device = props[record.device]
+        sms, threads = device["multiprocessor_count"], device["max_threads_per_multiprocessor"]
+        read_bytes_per_ns = record.data["torch_d2d_copy"]["GBps"] / 2  # GB/s = bytes per ns
+        needed = read_bytes_per_ns * dram_ns / sms
+        available = threads * 4
+        print(f"{record.device}: reading at the ceiling's rate for one DRAM latency ({dram_ns:.0f} ns) needs "
+              f"{needed / 1024:.1f} KiB of loads in flight per SM; one 4-byte load per thread gives at most "
+              f"{available / 1024:.0f} KiB ({threads} threads), {PER_THREAD} loads per thread "
+              f"{PER_THREAD * available / 1024:.0f} KiB")

@@ -1,6 +1,7 @@
 """Lesson 03 on a GPU: PyTorch tensors through the CUDA array interface, the PTX of a kernel, compile time,
 why a timer needs a synchronise, and what one launch costs."""
 
+import inspect
 import time
 
 import numpy as np
@@ -8,6 +9,11 @@ import torch
 from numba import cuda
 
 PTX_KEYS = ("%tid", "%ctaid", "%ntid", "ld.global", "st.global", "mul.")
+
+
+def code_of(*functions):
+    """The source of functions and kernels (a kernel's Python function), for a lesson to print."""
+    return "\n\n".join(inspect.getsource(getattr(f, "py_func", f)).rstrip() for f in functions)
 
 
 @cuda.jit
