@@ -112,10 +112,14 @@ def plot_cliff(records, low=1600, high=2112, fig=None):
     """float32 TFLOP/s from `low` to `high`, every device on one axis, with the 1792 boundary marked."""
     fig = fig or plt.figure(figsize=(9, 3.6), layout="constrained")
     ax = fig.subplots()
-    for record in records:
+    for record, colour in zip(records, plt.cm.tab10.colors, strict=False):
         n, tflops = curve(record, "float32")
         chosen = (n >= low) & (n <= high) & (n % 2 == 0)
-        ax.plot(n[chosen], tflops[chosen], ".-", label=record.device, linewidth=0.8)
+        n, tflops = n[chosen], tflops[chosen]
+        runs = np.split(np.arange(len(n)), np.flatnonzero(np.diff(n) > 16) + 1)  # no line across gaps
+        for k, run in enumerate(runs):
+            label = None if k else record.device
+            ax.plot(n[run], tflops[run], ".-", color=colour, linewidth=0.8, label=label)
     ax.axvline(1792.5, color="grey", linestyle=":", label="between 1792 and 1794")
     ax.set(xlabel="n (even sizes)", ylabel="TFLOP/s, float32 (TF32 off)",
            title="near the cliff: torch.matmul float32 on each device")
@@ -157,11 +161,12 @@ def short_kernel_name(name, width=70):
     return name if len(name) <= width else name[: width - 3] + "..."
 
 
-def show_cliff(records, sms_of):
-    """For each device: TFLOP/s at 1792 and 1794 and, where recorded, the kernel cuBLAS ran and its grid,
-    with tiles per SM (`sms_of(record)` gives the device's SM count)."""
+def show_cliff(records, sm_counts):
+    """For each device: float32 TFLOP/s at 1792 and 1794 and, where recorded, the kernels cuBLAS ran around
+    them with their launch (grid, block, registers, shared memory) and blocks per SM (`sm_counts` maps a
+    device name to its SM count)."""
     for record in records:
-        (a, b), sms = CLIFF, sms_of(record)
+        (a, b), sms = CLIFF, sm_counts.get(record.device)
         ta, tb = (tflops_at(record, "float32", n) for n in CLIFF)
         print(record.header())
         print(f"  float32: {a}: {ta:.1f} TFLOP/s, {b}: {tb:.1f} ({tb / ta - 1:+.0%} for "
@@ -170,10 +175,14 @@ def show_cliff(records, sms_of):
         if not choices:
             print("  (this file does not record which kernels cuBLAS ran: it predates that measurement)")
             continue
-        for row in choices["float32"]:
-            for kernel in row["kernels"]:
-                grid = kernel["args"].get("grid") or [0]
-                blocks = int(np.prod(grid))
-                print(f"  n={row['n']:5}: {short_kernel_name(kernel['name'])}\n"
-                      f"           grid {grid} = {blocks} blocks = {blocks / sms:.2f} per SM, "
-                      f"block {kernel['args'].get('block')}, {kernel['us']} µs")
+        for dtype in DTYPES:
+            print(f"  {dtype}: the kernels one torch.matmul launched")
+            for row in choices[dtype]:
+                for kernel in row["kernels"]:
+                    args = kernel["args"]
+                    blocks = int(np.prod(args.get("grid") or [0]))
+                    per_sm = f"{blocks / sms:.2f} per SM" if sms else "?"
+                    print(f"    n={row['n']:5}: {short_kernel_name(kernel['name'])}\n"
+                          f"             grid {args.get('grid')} = {blocks} blocks = {per_sm}, block "
+                          f"{args.get('block')}, {args.get('registers per thread')} registers/thread, "
+                          f"{args.get('shared memory')} B shared, {kernel['us']} µs")

@@ -41,27 +41,33 @@ def show_tiled(records):
 
 
 def ladder(record):
-    """[(label, TFLOP/s, fraction of cuBLAS)] of the teaching versions found in a record."""
+    """[(label, row)] of the teaching versions found in a record, in teaching order."""
     rows = rows_by_name(record)
-    return [(label, rows[name]["tflops"], rows[name]["frac_cublas"])
-            for name, label in LADDER if name in rows]
+    return [(label, rows[name]) for name, label in LADDER if name in rows]
 
 
 def show_ladder(records):
-    """A table: one row per version, TFLOP/s and fraction of cuBLAS for each device."""
-    header = "".join(f"{record.tag:>22}" for record in records)
-    print(f"{'version (4096³ float32, TF32 off)':44}{header}")
-    tables = [dict((label, (tflops, fraction)) for label, tflops, fraction in ladder(r)) for r in records]
+    """A table: one row per version; for each device TFLOP/s, the fraction of cuBLAS, and the registers and
+    bytes of local memory per thread the compiler gave the kernel."""
+    print(f"{'version (4096³ float32, TF32 off)':44}" + "".join(f"{record.tag:>30}" for record in records))
+    print(f"{'':44}" + f"{'TFLOP/s':>9} {'cuBLAS':>7} {'regs':>5} {'local':>6}" * len(records))
+    tables = [dict(ladder(record)) for record in records]
     for _, label in LADDER:
-        cells = "".join(f"{t[label][0]:8.2f} TFLOP/s {t[label][1]:4.0%}" if label in t else f"{'-':>22}"
-                        for t in tables)
+        cells = ""
+        for table in tables:
+            row = table.get(label)
+            if row is None:
+                cells += f"{'-':>30}"
+                continue
+            regs, local = row.get("regs_per_thread", ""), row.get("local_bytes_per_thread", "")
+            cells += f"{row['tflops']:9.2f} {row['frac_cublas']:7.0%} {regs!s:>5} {local!s:>6}"
         print(f"{label:44}{cells}")
     for record in records:
         print(record.header())
     for record in records:
-        best_label, best, fraction = max(ladder(record)[1:], key=lambda row: row[1])
-        print(f"{record.tag}: the best Numba version ({best_label}) reaches {best:.1f} TFLOP/s, "
-              f"{fraction:.2f} of cuBLAS")
+        best_label, best = max(ladder(record)[1:], key=lambda item: item[1]["tflops"])
+        print(f"{record.tag}: the best Numba version ({best_label}) reaches {best['tflops']:.1f} TFLOP/s, "
+              f"{best['frac_cublas']:.2f} of cuBLAS")
 
 
 def plot_ladder(records):
@@ -70,7 +76,7 @@ def plot_ladder(records):
     fig, ax = plt.subplots(figsize=(9, 0.42 * len(labels) * max(1, len(records)) ** 0.5 + 1.5))
     height = 0.8 / len(records)
     for k, record in enumerate(records):
-        values = dict((label, tflops) for label, tflops, _ in ladder(record))
+        values = {label: row["tflops"] for label, row in ladder(record)}
         y = np.arange(len(labels)) + k * height
         ax.barh(y, [values.get(label, 0) for label in labels], height, label=record.device)
     ax.set_yticks(np.arange(len(labels)) + height * (len(records) - 1) / 2, labels, fontsize=8)
