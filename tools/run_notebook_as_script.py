@@ -12,6 +12,7 @@ too, as DIR/<notebook>/cell<NN>_<k>.png. The exit status is 1 if any cell of any
 import argparse
 import ast
 import json
+import linecache
 import os
 import subprocess
 import sys
@@ -79,7 +80,10 @@ def show_value(value, saver):
 
 
 def run_cell(source, namespace, filename, saver):
-    tree = ast.parse(without_magics(source), filename)
+    source = without_magics(source)
+    # As Jupyter does: tools that read a kernel's source lines (tracebacks, gpusim's array names) find them.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    tree = ast.parse(source, filename)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     exec(compile(tree, filename, "exec"), namespace)
     if last is not None:

@@ -68,6 +68,16 @@ def show_ladder(records):
                       f"{row['extra_bytes'] / 2**20:.0f} MiB against {unfused_gib:.1f} GiB unfused")
 
 
+def show_causal_against_full(records, names=("torch unfused", "torch SDPA", FASTEST)):
+    """For each device and sequence length: causal time / full time of PyTorch and of version 6."""
+    for record in records:
+        ms = {(row["BH"], row["N"], row["causal"], row["name"]): row["ms"] for row in rows_of(record)}
+        for bh, n in sorted({(bh, n) for bh, n, _, _ in ms}, key=lambda shape: shape[1]):
+            ratios = [f"{name} {ms[bh, n, True, name] / ms[bh, n, False, name]:.2f}" for name in names
+                      if (bh, n, True, name) in ms and (bh, n, False, name) in ms]
+            print(f"{record.tag}, B·H={bh}, N={n}: causal time / full time: " + ", ".join(ratios))
+
+
 def plot_ladder(records):
     """One panel per shape: TFLOP/s of every version, one bar per device (grey labels: PyTorch)."""
     shapes = sorted({key(row) for record in records for row in rows_of(record)}, key=lambda s: (s[1], s[3]))
