@@ -104,7 +104,11 @@ def show(records):
                       + ("" if row.get("correct", True) else "  (WRONG result)"))
         if "numba_copy_strided32" in data:
             slower = data["numba_copy_coalesced"]["GBps"] / data["numba_copy_strided32"]["GBps"]
-            print(f"  the strided copy takes {slower:.1f} times as long as the coalesced one")
+            # sectors per warp read: 32 when the lanes' floats are STRIDE >= 8 apart, 4 for neighbours
+            reads = 32 // (32 * 4 // 32)
+            print(f"  the strided copy takes {slower:.1f} times as long as the coalesced one; counting "
+                  f"sectors alone (reads {reads} times the bytes, writes the same) predicts "
+                  f"({reads} + 1) / 2 = {(reads + 1) / 2} times")
 
 
 def show_loads_in_flight(bandwidths, latencies, properties):
