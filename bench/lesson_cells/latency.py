@@ -108,8 +108,8 @@ def show(records):
         for row in data["rows"]:
             print(f"  {row['level']:30} {row['ns_per_load']:7.1f} ns  {cycles(row, data):6.0f} cycles"
                   + ("" if row["correct"] else "  (WRONG end of chain: do not trust)"))
-        shared, *_, dram = data["rows"]
-        l2 = data["rows"][2]
+        level = {row["level"].split()[0]: row for row in data["rows"]}
+        shared, l2, dram = level["shared"], level["L2"], level["DRAM"]
         print(f"  a DRAM load takes {dram['ns_per_load'] / shared['ns_per_load']:.0f} times as long as a "
               f"shared-memory load, an L2 hit {l2['ns_per_load'] / shared['ns_per_load']:.0f} times "
               f"(cycles at the {data['sm_clock_khz'] / 1e3:.0f} MHz maximum SM clock)")
