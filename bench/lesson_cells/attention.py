@@ -57,6 +57,10 @@ def show_ladder(records):
     for record in records:
         for shape in shapes:
             rows = {row["name"]: row for row in rows_of(record, shape)}
+            numba = [row for name, row in rows.items() if not name.startswith("torch")]
+            if numba:
+                print(f"{record.tag}, {describe(shape)}: fastest Numba version: "
+                      f"{min(numba, key=lambda row: row['ms'])['name']}")
             if FASTEST in rows:
                 row = rows[FASTEST]
                 sdpa = row["ratio_vs_sdpa"]
