@@ -106,9 +106,12 @@ def show(records):
             slower = data["numba_copy_coalesced"]["GBps"] / data["numba_copy_strided32"]["GBps"]
             # sectors per warp read: 32 when the lanes' floats are STRIDE >= 8 apart, 4 for neighbours
             reads = 32 // (32 * 4 // 32)
+            predicted = (reads + 1) / 2
+            verdict = ("slower than" if slower > 1.1 * predicted else
+                       "about as" if slower > 0.9 * predicted else "faster than")
             print(f"  the strided copy takes {slower:.1f} times as long as the coalesced one; counting "
                   f"sectors alone (reads {reads} times the bytes, writes the same) predicts "
-                  f"({reads} + 1) / 2 = {(reads + 1) / 2} times")
+                  f"({reads} + 1) / 2 = {predicted} times: {verdict} predicted")
 
 
 def show_loads_in_flight(bandwidths, latencies, properties):
@@ -118,6 +121,8 @@ def show_loads_in_flight(bandwidths, latencies, properties):
     (every resident thread waiting on its load)."""
     latency = {record.device: record.data for record in latencies}
     props = {record.device: record.data for record in properties}
+    for record in [*latencies, *properties]:
+        print(f"using {record.header()}")
     for record in bandwidths:
         if record.device not in latency or record.device not in props:
             print(f"{record.device}: no load latency recorded for it (bench/results/gpu_lessons_*.json), "
