@@ -1,4 +1,5 @@
-"""Rows from the x indices and columns from y: where the grid covers the image the values are right, but a warp reads 32 rows (uncoalesced)."""
+"""Rows from the x indices and columns from y: where the grid covers the image the values are right, but a
+warp reads 32 rows (uncoalesced)."""
 
 REPLACES = 'grayscale_solution'
 FAILS = {'check_grayscale': 'sector transfers of global memory'}

@@ -1,4 +1,5 @@
-"""Rows from x and columns from y, with the grid transposed to match: right values, but the lanes of a warp walk down a column (uncoalesced)."""
+"""Rows from x and columns from y, with the grid transposed to match: right values, but the lanes of a warp
+walk down a column (uncoalesced)."""
 
 REPLACES = 'launch_grayscale_solution'
 FAILS = {'check_grayscale': 'sector transfers of global memory'}

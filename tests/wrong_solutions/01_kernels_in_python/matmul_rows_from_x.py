@@ -1,4 +1,5 @@
-"""Rows from the x indices and columns from y: where the grid covers c the values are right, but the lanes of a warp read a column of a (uncoalesced)."""
+"""Rows from the x indices and columns from y: where the grid covers c the values are right, but the lanes of
+a warp read a column of a (uncoalesced)."""
 
 REPLACES = 'matmul_solution'
 FAILS = {'check_matmul': 'sector transfers of global memory'}

@@ -1,4 +1,5 @@
-"""Uses gridDim.x where blockDim.x belongs: right only when the grid has as many blocks as a block has threads."""
+"""Uses gridDim.x where blockDim.x belongs: right only when the grid has as many blocks as a block has
+threads."""
 
 REPLACES = 'vector_add_solution'
 FAILS = {'check_vector_add': 'WriteConflictError'}

@@ -1,4 +1,5 @@
-"""Numbers elements thread-major (threadIdx.x * gridDim.x + blockIdx.x): every element is covered, but the lanes of a warp read addresses far apart (uncoalesced)."""
+"""Numbers elements thread-major (threadIdx.x * gridDim.x + blockIdx.x): every element is covered, but the
+lanes of a warp read addresses far apart (uncoalesced)."""
 
 REPLACES = 'vector_add_solution'
 FAILS = {'check_vector_add': 'sector transfers of global memory'}

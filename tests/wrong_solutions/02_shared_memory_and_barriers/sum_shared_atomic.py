@@ -1,4 +1,5 @@
-"""Every thread adds its element into tile[0] with a shared atomic: right, but the 32 adds queue up one after another."""
+"""Every thread adds its element into tile[0] with a shared atomic: right, but the 32 adds queue up one after
+another."""
 
 REPLACES = 'block_sum_solution'
 FAILS = {'check_block_sum': 'atomic adds to shared memory'}

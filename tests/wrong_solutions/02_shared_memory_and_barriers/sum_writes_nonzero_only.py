@@ -1,4 +1,5 @@
-"""Writes a block's total only when it is nonzero, assuming partial starts at 0: blocks of zeros are never written."""
+"""Writes a block's total only when it is nonzero, assuming partial starts at 0: blocks of zeros are never
+written."""
 
 REPLACES = 'block_sum_solution'
 FAILS = {'check_block_sum': 'never written'}

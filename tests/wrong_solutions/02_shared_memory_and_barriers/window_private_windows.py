@@ -1,4 +1,5 @@
-"""Each thread copies its own 5 neighbours into its own part of shared memory: shared memory is used, but every element is still read 5 times from global memory."""
+"""Each thread copies its own 5 neighbours into its own part of shared memory: shared memory is used, but
+every element is still read 5 times from global memory."""
 
 REPLACES = 'window_sum_solution'
 FAILS = {'check_window_sum': 'global reads'}

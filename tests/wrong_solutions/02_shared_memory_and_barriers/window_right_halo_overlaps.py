@@ -1,4 +1,5 @@
-"""The right halo goes to tile[t + THREADS] (RADIUS forgotten): it lands on slots the last threads fill with their own elements."""
+"""The right halo goes to tile[t + THREADS] (RADIUS forgotten): it lands on slots the last threads fill with
+their own elements."""
 
 REPLACES = 'window_sum_solution'
 FAILS = {'check_window_sum': 'two threads store into the same slot'}

@@ -1,4 +1,5 @@
-"""Thread 0 copies the whole tile and both halos alone, then everyone reads: right values and reads, one busy thread."""
+"""Thread 0 copies the whole tile and both halos alone, then everyone reads: right values and reads, one busy
+thread."""
 
 REPLACES = 'window_sum_solution'
 FAILS = {'check_window_sum': 'in its busiest thread'}

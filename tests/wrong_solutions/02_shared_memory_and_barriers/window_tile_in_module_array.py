@@ -1,4 +1,5 @@
-"""Stores the block's tile in a module-level NumPy array instead of shared memory: a GPU kernel sees that array as a read-only constant."""
+"""Stores the block's tile in a module-level NumPy array instead of shared memory: a GPU kernel sees that
+array as a read-only constant."""
 
 REPLACES = 'window_sum_solution'
 FAILS = {'check_window_sum': 'read-only constant inside a kernel'}

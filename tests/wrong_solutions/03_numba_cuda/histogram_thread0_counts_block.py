@@ -1,4 +1,5 @@
-"""Thread 0 counts its block's values into a local array and flushes it: each value read once, 16 updates per block, but one thread does the block's work."""
+"""Thread 0 counts its block's values into a local array and flushes it: each value read once, 16 updates per
+block, but one thread does the block's work."""
 
 REPLACES = 'histogram_solution'
 FAILS = {'check_histogram': 'in its busiest thread'}

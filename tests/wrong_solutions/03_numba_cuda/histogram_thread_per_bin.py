@@ -1,4 +1,5 @@
-"""Thread t < BINS scans all the block's values and counts those equal to t: no atomics on shared memory, but every value is read 16 times."""
+"""Thread t < BINS scans all the block's values and counts those equal to t: no atomics on shared memory, but
+every value is read 16 times."""
 
 REPLACES = 'histogram_solution'
 FAILS = {'check_histogram': 'global reads'}

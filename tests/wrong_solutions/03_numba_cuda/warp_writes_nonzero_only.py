@@ -1,4 +1,5 @@
-"""Lane 0 writes its warp's sum only when it is nonzero, assuming sums starts at 0: warps of zeros are never written."""
+"""Lane 0 writes its warp's sum only when it is nonzero, assuming sums starts at 0: warps of zeros are never
+written."""
 
 REPLACES = 'warp_sum_solution'
 FAILS = {'check_warp_sum': 'never written'}
