@@ -63,7 +63,7 @@ SECTOR_RULE = ("a quarter more than the coalesced pattern moves, {}, in which ne
 # ------------------------------------------------------------------------------------------- vector_add
 
 def _vector_add_args(case: Case) -> dict:
-    """a and b with zeros (in both at once), values up to ±1e6 and down to 1e-6, the last a very negative."""
+    """a and b with zeros (in both at once), values up to ±1e6 and down to 1e-6; a ends very negative."""
     n = case.params["n"]
     rng = _rng(case, 1)
     a, b = rng.uniform(-1.0, 1.0, size=(2, n))
