@@ -153,8 +153,12 @@ WARP_SUM = Task(
         Budget("max_thread_accesses", lambda p: 2, SPAN, "each lane reads its element, lane 0 also writes",
                "One lane reads the values of its whole warp itself (a serial sum); each lane reads only a[i] "
                "and the values move between lanes by cuda.shfl_down_sync."),
+        Budget("max_thread_collectives", lambda p: 6, "warp shuffles in its busiest lane",
+               "log2(32) = 5 steps of a tree reduction, plus one broadcast if you want it",
+               "Halve the offset each step (16, 8, 4, 2, 1): five shuffles add up 32 lanes. Fetching the "
+               "lanes one by one with cuda.shfl_sync takes 31 steps: a serial sum in disguise."),
     ),
-    summary="1 global read per element, 1 write per warp, no shared memory",
+    summary="1 global read per element, 1 write per warp, no shared memory, 5 shuffle steps",
     hint="sums[w] is the sum of a[32*w : 32*w + 32] (missing elements count as 0). Halve the shuffle offset "
          "from 16 down to 1: after the step with offset 1, lane 0 holds the warp's total. The inputs include "
          "warps of zeros (write their 0) and of large whole numbers (up to ±10⁶: keep float32).",
