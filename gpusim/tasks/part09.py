@@ -93,7 +93,8 @@ SCALED_ADD = Task(
     configure=lambda case: None,  # the check launches the kernel itself
     rtol=1e-6,
     atol=1e-5,
-    summary="every access inside the arrays, one tl.load per input per program",
+    summary="every access inside the arrays, one tl.load per input per program, each element loaded and "
+            "stored once",
     hint="out[i] = alpha * x[i] + y[i]. Program pid covers offsets pid * BLOCK + tl.arange(0, BLOCK).",
     unwritten_hint="The grid has cdiv(n, BLOCK) programs; program pid must write all of its BLOCK offsets "
                    "below n: offsets = pid * BLOCK + tl.arange(0, BLOCK), with BLOCK the parameter.",
@@ -119,6 +120,20 @@ def _run_scaled_add(runs: _Runs):
     return call
 
 
+def try_scaled_add(kernel, x, y, alpha: float, block: int) -> np.ndarray:
+    """For a "Try it" cell: out = alpha * x + y by your kernel, on guarded copies of x and y, every access
+    watched (a load past the end is an OutOfBoundsAccess here, not a crash of the notebook's kernel)."""
+    from . import tritonwatch as watch
+
+    triton = _triton()
+    x = np.asarray(x, dtype=np.float32)
+    out = watch.guarded(np.full(len(x), np.nan, np.float32))
+    arrays = {"x": watch.guarded(x), "y": watch.guarded(np.asarray(y, dtype=np.float32)), "out": out,
+              "n": len(x), "alpha": float(alpha)}
+    watch.run(kernel, (triton.cdiv(len(x), block),), arrays, {"BLOCK": block})
+    return out.numpy()
+
+
 def check_scaled_add(kernel, seeds=None) -> None:
     """Check cell: out = alpha * x + y, launched as kernel[(cdiv(n, BLOCK),)](x, y, out, n, alpha,
     BLOCK=BLOCK) with BLOCK = 64 or 128."""
@@ -134,7 +149,10 @@ def check_scaled_add(kernel, seeds=None) -> None:
             if message:
                 return message
         counts, n = runs.counts, case.params["n"]
-        return (_budget(task, case, counts.max_program_load_calls, 2, "tl.load calls in one program",
+        return (_budget(task, case, counts.stored["out"], n, "element stores to out", "each element once",
+                        "the programs' tiles overlap: program pid must cover pid * BLOCK ... pid * BLOCK + "
+                        "BLOCK - 1, with BLOCK the parameter (the check launches BLOCK = 64 and 128).")
+                or _budget(task, case, counts.max_program_load_calls, 2, "tl.load calls in one program",
                         "one for the x tile and one for the y tile",
                         "load the whole tile with one tl.load(x_ptr + offsets, mask=mask): a loop of "
                         "scalar loads is the one-thread-per-element way of thinking, not Triton's.")
@@ -217,6 +235,19 @@ def _run_softmax(runs: _Runs):
         return out.numpy()
 
     return call
+
+
+def try_softmax_kernel(kernel, x) -> np.ndarray:
+    """For a "Try it" cell: softmax(x, axis=1) by your kernel on a guarded copy of x, every access watched."""
+    from . import tritonwatch as watch
+
+    triton = _triton()
+    x = watch.guarded(np.asarray(x, dtype=np.float32))
+    out = watch.guarded(np.full(tuple(x.shape), np.nan, np.float32))
+    arrays = {"x": x, "out": out, "n_cols": x.shape[1], "x_row_stride": x.stride(0),
+              "out_row_stride": out.stride(0)}
+    watch.run(kernel, (x.shape[0],), arrays, {"BLOCK": triton.next_power_of_2(x.shape[1])})
+    return out.numpy()
 
 
 def check_softmax_kernel(kernel, seeds=None) -> None:
@@ -333,7 +364,8 @@ RING_STEP = Task(
     hint="s = q @ k.T / sqrt(d), with s = -inf where k_pos > q_pos when causal. m_new = max(m, max of s per "
          "row); alpha = exp(m - m_new); p = exp(s - m_new); l = alpha*l + p.sum(1); acc = alpha*acc + p @ v. "
          "A row that has seen no key yet has m = -inf: where m_new is -inf use 0 in the exponents "
-         "(exp(-inf - (-inf)) is NaN). The blocks come in any order: the largest score may arrive last.",
+         "(exp(-inf - (-inf)) is NaN). The blocks come in any order: the largest score may arrive last. "
+         "ring_step must use only its arguments: the check runs several devices' steps interleaved.",
     hidden_sizes=({"n": 40, "p": 5, "d": 8, "causal": 1, "striped": 0},
                   {"n": 21, "p": 2, "d": 4, "causal": 1, "striped": 1}),
 )
@@ -436,4 +468,5 @@ def check_stripes(function, seeds=None) -> None:
 
 TASKS = (SCALED_ADD, TRITON_SOFTMAX, RING_STEP, STRIPES)
 __all__ = ["SENTINEL", "VECTOR_BLOCKS", "CheckFailed", "causal_work", "check_ring_step", "check_scaled_add",
-           "check_softmax_kernel", "check_stripes", "ring_positions", "softmax_inputs"]
+           "check_softmax_kernel", "check_stripes", "ring_positions", "softmax_inputs", "try_scaled_add",
+           "try_softmax_kernel"]
