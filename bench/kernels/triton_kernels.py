@@ -15,8 +15,9 @@ import math
 import triton
 import triton.language as tl
 
-LOG2E = 1.4426950408889634
-LN2 = 0.6931471805599453
+# Globals a kernel reads must be tl.constexpr: the compiler refuses plain numbers (the interpreter does not).
+LOG2E = tl.constexpr(1.4426950408889634)
+LN2 = tl.constexpr(0.6931471805599453)
 
 
 @triton.jit
@@ -125,6 +126,7 @@ def flash_attention(q, k, v, o, lse, causal=False, offset=0, BLOCK_M=64, BLOCK_N
     """o, lse = attention(q, k, v) for (heads, n, D) float32 tensors; D a power of 2 (>= 16)."""
     heads, n_q, d = q.shape
     grid = (triton.cdiv(n_q, BLOCK_M), heads)
-    return flash_kernel[grid](q, k, v, o, lse, n_q, k.shape[1], LOG2E / math.sqrt(d), D=d, BLOCK_M=BLOCK_M,
+    qscale = LOG2E.value / math.sqrt(d)
+    return flash_kernel[grid](q, k, v, o, lse, n_q, k.shape[1], qscale, D=d, BLOCK_M=BLOCK_M,
                               BLOCK_N=BLOCK_N, CAUSAL=causal, OFFSET=offset, num_warps=num_warps,
                               num_stages=num_stages)
