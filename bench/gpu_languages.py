@@ -1,0 +1,425 @@
+"""One kernel in three languages: the course's tiled matmul, fused row softmax and FlashAttention forward in
+Numba, CUDA C++ (torch.utils.cpp_extension.load_inline) and Triton, next to what PyTorch gives for free
+(cuBLAS, torch.softmax, torch.compile's generated Triton softmax, SDPA). One harness: every version is checked
+against the same float64 reference (output poisoned with NaN first) and timed with CUDA events (median of
+repeats after a warm-up call, which compiles). It records, per version, the compile time (the first call), the
+registers per thread, and the PTX and SASS the compilers produced.
+
+    python3 bench/gpu_languages.py --out DIR          # on a GPU: writes gpu_languages_<device>.json/.txt and
+                                                      # DIR/asm/<version>.{ptx,sass} (+ torch.compile's code)
+    python bench/gpu_languages.py --smoke --out DIR   # on a CPU: tiny sizes, Triton's interpreter, Numba's
+                                                      # simulator; checks values only (no timing, no C++)
+
+Sizes (GPU): matmul 4096^3; softmax 4096 x 4096 and 16384 x 1024; attention B*H = 16, N = 4096, d = 64,
+causal and not. float32 everywhere, TF32 off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--smoke", action="store_true", help="CPU: tiny sizes, values only")
+    ap.add_argument("--only", default="", help="comma-separated substrings of version names")
+    return ap.parse_args(argv)
+
+
+# ------------------------------------------------------------------------------------------------ setup
+
+
+def setup(smoke: bool):
+    """Environment switches that must precede the imports (simulator / interpreter on the CPU)."""
+    if smoke:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        os.environ["TRITON_INTERPRET"] = "1"
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    sys.path.insert(0, str(HERE))
+
+
+class Clock:
+    """CUDA events on a GPU (median of repeats after a warm-up); on the CPU, one call and no timing."""
+
+    def __init__(self, torch, gpu: bool):
+        self.torch, self.gpu = torch, gpu
+
+    def sync(self):
+        if self.gpu:
+            self.torch.cuda.synchronize()
+
+    def first_call(self, fn) -> float:
+        self.sync()
+        start = time.perf_counter()
+        fn()
+        self.sync()
+        return time.perf_counter() - start
+
+    def median_ms(self, fn, budget_s=1.5, max_reps=30, min_reps=3):
+        if not self.gpu:
+            return None
+        torch = self.torch
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times, deadline = [], time.perf_counter() + budget_s
+        while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() < deadline):
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        return sorted(times)[len(times) // 2]
+
+
+# --------------------------------------------------------------------------------------------- versions
+
+
+def numba_versions(smoke):
+    """Numba: (name, call, kernels for the artifacts) per family. On the CPU the simulator takes the tensors'
+    NumPy views; on a GPU Numba reads them through the CUDA array interface."""
+    from kernels import attention as at
+    from kernels import matmul as mm
+    from kernels import softmax as sm
+    from numba import cuda
+
+    def numba(launch):
+        return lambda *tensors: launch(*(t.numpy() if smoke else cuda.as_cuda_array(t) for t in tensors))
+
+    d, tile = (16, 16) if smoke else (64, 64)
+    tiled = mm.make_tiled_matmul(16)
+    rows = sm.make_softmax_rows(32 if smoke else 256)
+    flash = {causal: at.make_flash_smem(d, tile, causal) for causal in (False, True)}
+    out = {
+        "matmul": [("Numba tiled 16x16 (static shared)", numba(tiled), tiled.kernel)],
+        "softmax": [("Numba one block per row", numba(rows), rows.kernel)],
+        "attention": [("Numba flash, one thread per row",
+                       lambda q, k, v, o, lse, causal: numba(flash[causal])(q, k, v, o, lse),
+                       {causal: f.kernel for causal, f in flash.items()})],
+    }
+    if not smoke:
+        best = mm.make_regtile_matmul_vec(128, 128, 8, 8, 8, prefetch=True, UNROLL=2, max_registers=128)
+        out["matmul"].append(("Numba best (register tiles, 16-byte loads)", numba(best), best.kernel))
+        v6 = {causal: at.make_flash_v6(64, 256, 64, 8, 32, causal, UNROLL=4) for causal in (False, True)}
+        out["attention"].append(("Numba best (v6: shuffles, 1 barrier per tile)",
+                                 lambda q, k, v, o, lse, causal: numba(v6[causal])(q, k, v, o, lse),
+                                 {causal: f.kernel for causal, f in v6.items()}))
+    return out
+
+
+def cpp_versions(module):
+    return {
+        "matmul": [("CUDA C++ tiled 16x16 (static shared)",
+                    lambda a, b, c: module.matmul_tiled_launch(a, b, c, 16), None)],
+        "softmax": [("CUDA C++ one block per row (256 threads)", module.softmax_rows_launch, None)],
+        "attention": [("CUDA C++ flash, one thread per row", lambda q, k, v, o, lse, causal:
+                       module.flash_smem_launch(q, k, v, o, lse, causal), None)],
+    }
+
+
+def triton_versions(smoke):
+    from kernels import triton_kernels as tk
+
+    tile = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16) if smoke else {}
+    flash_tile = dict(BLOCK_M=16, BLOCK_N=16) if smoke else {}
+    return {
+        "matmul": [("Triton tiles + tl.dot (ieee fp32)", lambda a, b, c: tk.matmul(a, b, c, **tile),
+                    "matmul")],
+        "softmax": [("Triton one program per row", tk.softmax, "softmax")],
+        "attention": [("Triton flash (64x64 tiles, tl.dot ieee)",
+                       lambda q, k, v, o, lse, causal: tk.flash_attention(q, k, v, o, lse, causal=causal,
+                                                                          **flash_tile), "flash")],
+    }
+
+
+def torch_versions(torch, smoke, code_sink):
+    import torch.nn.functional as F
+
+    compiled = None
+    if not smoke:
+        compiled = torch.compile(lambda x: torch.softmax(x, dim=1))
+
+    def compiled_softmax(x, out):
+        out.copy_(compiled(x))  # the copy is timed too: a few % of a 4096 x 4096 softmax
+
+    def capture(x):
+        from torch._inductor.utils import run_and_get_code
+
+        _, codes = run_and_get_code(compiled, x)
+        code_sink["torch.compile softmax"] = "\n\n".join(codes)
+
+    out = {
+        "matmul": [("cuBLAS (torch.matmul, TF32 off)", lambda a, b, c: torch.matmul(a, b, out=c), None)],
+        "softmax": [("torch.softmax", lambda x, out: torch.softmax(x, dim=1, out=out), None)],
+        "attention": [("PyTorch SDPA (fused)", lambda q, k, v, o, lse, causal: o.copy_(
+            F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal)[0]), None)],
+    }
+    if compiled is not None:
+        out["softmax"].append(("torch.compile(softmax): generated Triton", compiled_softmax, capture))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- inputs
+
+
+def problems(torch, device, smoke):
+    gen = torch.Generator(device="cpu").manual_seed(0)
+
+    def randn(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=gen) * scale).to(device)
+
+    n = 32 if smoke else 4096
+    a, b = randn(n, n), randn(n, n)
+    out = [{"family": "matmul", "shape": f"{n}^3", "args": (a, b), "make_out": lambda: torch.empty(n, n,
+                                                                                                    device=device),
+            "ref": (a.double() @ b.double()), "flops": 2.0 * n**3, "bytes": 3 * 4 * n * n}]
+    for rows, cols in ([(8, 100), (3, 257)] if smoke else [(4096, 4096), (16384, 1024)]):
+        x = randn(rows, cols, scale=10.0)
+        out.append({"family": "softmax", "shape": f"{rows}x{cols}", "args": (x,),
+                    "make_out": lambda r=rows, c=cols: torch.empty(r, c, device=device),
+                    "ref": torch.softmax(x.double(), dim=1), "flops": 5.0 * rows * cols,
+                    "bytes": 2 * 4 * rows * cols})
+    bh, length, d = (2, 32, 16) if smoke else (16, 4096, 64)
+    q, k, v = randn(bh, length, d), randn(bh, length, d), randn(bh, length, d)
+    for causal in (False, True):
+        s = (q.double() @ k.double().transpose(-1, -2)) / math.sqrt(d)
+        if causal:
+            s = s.masked_fill(torch.ones(length, length, dtype=torch.bool, device=device).triu(1), -math.inf)
+        shape = f"BH={bh} N={length} d={d} {'causal' if causal else 'full'}"
+        out.append({"family": "attention", "shape": shape,
+                    "args": (q, k, v), "causal": causal,
+                    "make_out": lambda: (torch.empty(bh, length, d, device=device),
+                                         torch.empty(bh, length, device=device)),
+                    "ref": torch.softmax(s, dim=-1) @ v.double(),
+                    "flops": 4.0 * bh * length * length * d * (0.5 if causal else 1.0),
+                    "bytes": 4 * 4 * bh * length * d})
+    return out
+
+
+# -------------------------------------------------------------------------------------------- artifacts
+
+
+def numba_artifacts(kernel, asm_dir: Path, name: str) -> dict:
+    """PTX and SASS of a compiled Numba kernel (all its specialisations), registers per thread."""
+    info = {}
+    for ptx in kernel.inspect_asm().values():
+        (asm_dir / f"{name}.ptx").write_text(ptx)
+        info["ptx_lines"] = ptx.count("\n")
+        break
+    try:
+        for sass in kernel.inspect_sass().values():
+            (asm_dir / f"{name}.sass").write_text(sass)
+            info["sass_lines"] = sass.count("\n")
+            break
+    except Exception as error:  # noqa: BLE001 (nvdisasm may be missing: the rest still counts)
+        info["sass_error"] = f"{type(error).__name__}: {error}"[:200]
+    try:
+        regs = kernel.get_regs_per_thread()
+        info["registers"] = list(regs.values())[0] if isinstance(regs, dict) else regs
+    except Exception:  # noqa: BLE001
+        pass
+    return info
+
+
+def triton_artifacts(compiled, asm_dir: Path, name: str) -> dict:
+    info = {}
+    for key in ("ttir", "ptx"):
+        if key in compiled.asm:
+            (asm_dir / f"{name}.{key}").write_text(compiled.asm[key])
+            info[f"{key}_lines"] = compiled.asm[key].count("\n")
+    try:
+        sass = compiled.asm["sass"]
+        (asm_dir / f"{name}.sass").write_text(sass)
+        info["sass_lines"] = sass.count("\n")
+    except Exception as error:  # noqa: BLE001
+        info["sass_error"] = f"{type(error).__name__}: {error}"[:200]
+    for key in ("n_regs", "n_spills"):
+        if getattr(compiled, key, None) is not None:
+            info[key] = getattr(compiled, key)
+    info["num_warps"] = compiled.metadata.num_warps
+    info["shared_bytes"] = compiled.metadata.shared
+    return info
+
+
+def nvcc_artifacts(asm_dir: Path) -> dict:
+    """PTX and SASS of kernels.cu from nvcc (GPU machine), with ptxas's register report."""
+    from kernels import cuda_cpp
+
+    info = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "kernels.cu"
+        source.write_text(cuda_cpp.kernels_source())
+        start = time.perf_counter()
+        ptx = subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-lineinfo", "-ptx", str(source), "-o",
+                              str(asm_dir / "cuda_cpp_kernels.ptx")], capture_output=True, text=True)
+        info["nvcc_ptx_s"] = time.perf_counter() - start
+        cubin = Path(tmp) / "kernels.cubin"
+        done = subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-cubin", "-Xptxas", "-v", str(source), "-o",
+                               str(cubin)], capture_output=True, text=True)
+        (asm_dir / "cuda_cpp_ptxas.txt").write_text(done.stderr)
+        info["ptxas_registers"] = {m[0]: int(m[1]) for m in re.findall(
+            r"Compiling entry function '(\S+)'.*?Used (\d+) registers", done.stderr, re.S)}
+        if ptx.returncode == 0 and done.returncode == 0:
+            sass = subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True).stdout
+            (asm_dir / "cuda_cpp_kernels.sass").write_text(sass)
+        else:
+            info["error"] = (ptx.stderr + done.stderr)[-500:]
+    return info
+
+
+def source_lines(function_or_text) -> int:
+    import inspect
+
+    text = function_or_text if isinstance(function_or_text, str) else inspect.getsource(function_or_text)
+    return sum(1 for line in text.splitlines() if line.strip() and not line.strip().startswith(("#", "//")))
+
+
+# ------------------------------------------------------------------------------------------------- main
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    setup(args.smoke)
+    import torch
+
+    gpu = torch.cuda.is_available() and not args.smoke
+    if not gpu and not args.smoke:
+        raise SystemExit("no GPU here: run with --smoke for the CPU check")
+    device = torch.device("cuda" if gpu else "cpu")
+    if gpu:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    out_dir = Path(args.out)
+    asm_dir = out_dir / "asm"
+    asm_dir.mkdir(parents=True, exist_ok=True)
+    clock = Clock(torch, gpu)
+    code_sink, compile_info = {}, {}
+    families = {"matmul": [], "softmax": [], "attention": []}
+
+    def add(language, versions):
+        for family, items in versions.items():
+            families[family] += [(language, *item) for item in items]
+
+    add("Numba", numba_versions(args.smoke))
+    add("Triton", triton_versions(args.smoke))
+    if gpu:
+        from kernels import cuda_cpp
+
+        try:
+            module, seconds = cuda_cpp.load(build_directory=None)
+            compile_info["CUDA C++ load_inline (nvcc + ninja, all kernels)"] = {"seconds": seconds}
+            add("CUDA C++", cpp_versions(module))
+        except Exception as error:  # noqa: BLE001 (the other languages still run)
+            compile_info["CUDA C++ load_inline"] = {"error": f"{type(error).__name__}: {error}"[-1500:]}
+            print(f"CUDA C++ could not be built: {error}", flush=True)
+        try:
+            compile_info["CUDA C++ nvcc artifacts"] = nvcc_artifacts(asm_dir)
+        except Exception as error:  # noqa: BLE001
+            compile_info["CUDA C++ nvcc artifacts"] = {"error": f"{type(error).__name__}: {error}"[:300]}
+    add("PyTorch", torch_versions(torch, args.smoke, code_sink))
+    only = [x for x in args.only.split(",") if x]
+    rows = []
+    for problem in problems(torch, device, args.smoke):
+        for language, name, fn, extra in families[problem["family"]]:
+            if only and not any(x in name for x in only):
+                continue
+            row = {"family": problem["family"], "shape": problem["shape"], "language": language, "name": name}
+            try:
+                result = problem["make_out"]()
+                outputs = result if isinstance(result, tuple) else (result,)
+                for t in outputs:
+                    t.fill_(float("nan"))
+                causal = (problem["causal"],) if "causal" in problem else ()
+                call_args = (*problem["args"], *outputs, *causal)
+
+                def call(fn=fn, call_args=call_args):
+                    return fn(*call_args)
+
+                row["first_call_s"] = clock.first_call(call)
+                got = outputs[0].double()
+                ref = problem["ref"]
+                row["rel_err"] = (torch.linalg.norm(got - ref) / torch.linalg.norm(ref)).item() \
+                    if torch.isfinite(got).all() else float("nan")
+                ms = clock.median_ms(call)
+                if ms is not None:
+                    row.update(ms=ms, tflops=problem["flops"] / ms / 1e9, gbps=problem["bytes"] / ms / 1e6)
+                if gpu:
+                    try:
+                        row.update(artifacts(language, name, call, extra, asm_dir, problem))
+                    except Exception as error:  # noqa: BLE001 (the measurement stands without them)
+                        row["artifact_error"] = f"{type(error).__name__}: {error}"[:300]
+            except Exception as error:  # noqa: BLE001 (a failing version must not stop the others)
+                row["error"] = f"{type(error).__name__}: {error}"[:500]
+            rows.append(row)
+            shown = f"{row['ms']:9.3f} ms" if "ms" in row else ("error" if "error" in row else "")
+            print(f"{problem['shape']:28s} {name:52s} {shown} err {row.get('rel_err', float('nan')):.1e} "
+                  f"{row.get('error', '')}", flush=True)
+    for name, code in code_sink.items():
+        (asm_dir / (re.sub(r"\W+", "_", name) + ".py")).write_text(code)
+    write(out_dir, rows, compile_info, torch, gpu, args.smoke)
+    return rows
+
+
+_done_artifacts: set = set()
+
+
+def artifacts(language, name, call, extra, asm_dir, problem) -> dict:
+    """Compile-side facts of a version, recorded once per version (its first problem)."""
+    key = (language, name, problem.get("causal", False))
+    if key in _done_artifacts:
+        return {}
+    _done_artifacts.add(key)
+    tag = re.sub(r"\W+", "_", f"{language} {name} {'causal' if problem.get('causal') else ''}").strip("_")
+    if language == "Numba" and extra is not None:
+        kernel = extra[problem["causal"]] if isinstance(extra, dict) else extra
+        return numba_artifacts(kernel, asm_dir, tag)
+    if language == "Triton":
+        return triton_artifacts(call(), asm_dir, tag)  # a launch returns the CompiledKernel it ran
+    if language == "PyTorch" and callable(extra):
+        extra(*problem["args"])
+        return {"generated_code": "asm/torch_compile_softmax.py"}
+    return {}
+
+
+def write(out_dir: Path, rows, compile_info, torch, gpu, smoke):
+    if gpu:
+        device = torch.cuda.get_device_name()
+        tag = next((t for t in ("H200", "H100", "A100") if t in device), device.replace(" ", "_"))
+    else:
+        device, tag = "CPU (smoke test: interpreter and simulator, tiny sizes)", "cpu_smoke"
+    versions = {}
+    for module in ("numba", "numba_cuda", "triton"):
+        try:
+            versions[module] = __import__(module).__version__
+        except Exception:  # noqa: BLE001
+            versions[module] = None
+    meta = {"device": device, "torch": torch.__version__, **versions, "dtype": "float32", "tf32": False,
+            "timing": "CUDA events, median of repeats after a warm-up call (the warm-up compiles)",
+            "error": "relative Frobenius error against float64, output poisoned with NaN first",
+            "smoke": smoke}
+    (out_dir / f"gpu_languages_{tag}.json").write_text(json.dumps(
+        {"meta": meta, "compile": compile_info, "results": rows}, indent=1, default=str))
+    lines = [f"one kernel in three languages on {device}"]
+    for row in rows:
+        shown = f"{row['ms']:9.3f} ms {row.get('tflops', 0):7.2f} TFLOP/s {row.get('gbps', 0):7.0f} GB/s" \
+            if "ms" in row else row.get("error", "(not timed)")
+        regs = row.get("registers", row.get("n_regs", ""))
+        err, first = row.get("rel_err", float("nan")), row.get("first_call_s", float("nan"))
+        lines.append(f"{row['shape']:28s} {row['name']:52s} {shown}  err {err:.1e}  first call {first:.2f} s"
+                     f"  regs {regs}")
+    (out_dir / f"gpu_languages_{tag}.txt").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

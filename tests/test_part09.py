@@ -1,0 +1,181 @@
+"""Part 9's machinery: the Triton watch and compile gate, the stripe balance, ring attention's pieces, and the
+bench scripts' CPU paths (ring attention with gloo processes, the three-language harness in smoke mode).
+
+Triton tests run in a subprocess with TRITON_INTERPRET=1 (it must be set before triton's first import, and
+other tests of the suite import it without); they are skipped where triton is not installed.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+from notebook_runs import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+from kernels import ring  # noqa: E402
+
+from gpusim.tasks import part09  # noqa: E402
+
+needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
+                                  reason="triton is not installed")
+
+
+def run_interpreted(code: str, folder) -> subprocess.CompletedProcess:
+    """Run `code` as a script file (Triton reads kernels' source from their file) under the interpreter."""
+    script = folder / "script.py"
+    script.write_text(textwrap.dedent(code))
+    paths = [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": os.pathsep.join(paths)}
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=240)
+
+
+KERNELS = """
+import numpy as np
+import triton
+import triton.language as tl
+from gpusim.tasks import tritonwatch as watch
+
+@triton.jit
+def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+@triton.jit
+def add_unmasked_load(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets, mask=offsets < n),
+             mask=offsets < n)
+
+@triton.jit
+def row_copy(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    tl.store(out_ptr + tl.program_id(0) * n_cols + cols, tl.load(x_ptr + tl.program_id(0) * stride + cols),
+             mask=cols < n_cols)
+
+def arrays(n):
+    return {"x": watch.guarded(np.arange(n, dtype=np.float32)), "y": watch.guarded(np.ones(n, np.float32)),
+            "out": watch.guarded(np.zeros(n, np.float32)), "n": n}
+"""
+
+
+@needs_triton
+def test_watch_counts_a_masked_kernel_and_names_an_unmasked_read(tmp_path):
+    result = run_interpreted(KERNELS + """
+a = arrays(100)
+counts = watch.run(add, (2,), a, {"BLOCK": 64})
+assert np.array_equal(a["out"].numpy(), np.arange(100) + 1)
+print("COUNTS", counts.load_calls, counts.loaded["x"], counts.loaded["y"], counts.stored["out"],
+      counts.max_program_load_calls)
+try:
+    watch.run(add_unmasked_load, (2,), arrays(100), {"BLOCK": 64})
+except watch.OutOfBoundsAccess as error:
+    print("ERROR", error)
+x = watch.guarded_rows(np.ones((3, 10), np.float32), 16)
+try:
+    watch.run(row_copy, (3,), {"x": x, "out": watch.guarded(np.zeros((3, 10), np.float32)), "n_cols": 10,
+                               "stride": x.stride(0)}, {"BLOCK": 16})
+except watch.OutOfBoundsAccess as error:
+    print("ROW", error)
+""", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "COUNTS 4 100 100 100 2" in result.stdout
+    assert "program 1 of add_unmasked_load read x[100], but `x` has shape (100,)" in result.stdout
+    assert "28 lanes" in result.stdout and "tl.load(x_ptr + offsets)" in result.stdout
+    assert "ROW program 0 of row_copy read x[0, 10]" in result.stdout and "only 10 columns" in result.stdout
+
+
+@needs_triton
+def test_gate_accepts_a_good_kernel_and_names_what_the_compiler_refuses(tmp_path):
+    result = run_interpreted(KERNELS + """
+from gpusim.tasks import tritongate
+
+@triton.jit
+def with_break(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    for i in range(BLOCK):
+        if i >= n:
+            break
+        tl.store(out_ptr + i, tl.load(x_ptr + i))
+
+SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+tritongate.compile_check(add, SIGNATURE, [{"BLOCK": 64}, {"BLOCK": 128}])
+print("GOOD accepted")
+for kernel, signature, block in ((add, SIGNATURE, 100),
+                                 (with_break, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, 64)):
+    try:
+        tritongate.compile_check(kernel, signature, [{"BLOCK": block}])
+    except tritongate.TritonCompileError as error:
+        print("REFUSED", error)
+""", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "GOOD accepted" in result.stdout
+    assert "power of 2" in result.stdout and "tl.arange(0, BLOCK)" in result.stdout
+    assert "cannot `break`" in result.stdout and "script.py:" in result.stdout
+
+
+def test_stripes_balance_and_contiguous_blocks_do_not():
+    n, p = 17, 4
+    striped = [np.arange(r, n, p) for r in range(p)]
+    contiguous = np.array_split(np.arange(n), p)
+    def spread(layout):
+        work = part09.causal_work(layout)
+        return (work.max(1) - work.min(1)).max()
+
+    assert spread(striped) <= -(-n // p) < spread(contiguous)
+    assert part09.causal_work(striped).sum() == n * (n + 1) // 2  # every causal pair once, in any layout
+
+
+def test_ring_pieces_merge_in_any_order_to_full_attention():
+    q, k, v = (torch.randn(2, 24, 8, generator=torch.Generator().manual_seed(s)) for s in (1, 2, 3))
+    expected, expected_lse = ring.attention64(q * 6, k, v, causal=True)
+    pos = ring.positions(24, 3, "striped")
+    for rank in range(3):
+        o = torch.zeros(2, 8, 8)
+        lse = torch.full((2, 8), float("-inf"))
+        for src in (2, 0, 1):  # any order
+            block = ring.block_attention(q[:, pos[rank]] * 6, k[:, pos[src]], v[:, pos[src]], pos[rank],
+                                         pos[src], True)
+            o, lse = ring.merge(o, lse, *block)
+        assert torch.allclose(o.double(), expected[:, pos[rank]], atol=1e-5)
+        assert torch.allclose(lse.double(), expected_lse[:, pos[rank]], atol=1e-4)
+    assert ring.work_per_step(8, 2, "contiguous") == [[10, 10], [0, 16]]
+
+
+@pytest.mark.timeout(300)
+def test_ring_attention_runs_with_gloo_processes(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "TRITON_INTERPRET")}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "ring_attention.py"), "--backend", "gloo",
+                           "--world", "2", "--n", "64", "--heads", "1", "--dim", "16", "--repeats", "1",
+                           "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp_path / "ring_attention_cpu.json").read_text())["results"]
+    assert {(r["layout"], r["causal"]) for r in results} == {("contiguous", True), ("striped", True),
+                                                             ("contiguous", False)}
+    for r in results:
+        assert r["rel_err"] < 1e-5
+        pairs = [[step["pairs"] for step in rank["steps"]] for rank in r["ranks"]]
+        assert sum(map(sum, pairs)) == (64 * 65 // 2 if r["causal"] else 64 * 64)
+    contiguous = next(r for r in results if r["layout"] == "contiguous" and r["causal"])
+    assert contiguous["ranks"][0]["steps"][1]["pairs"] == 0  # rank 0 idles in step 1
+
+
+@needs_triton
+@pytest.mark.timeout(300)
+def test_three_language_harness_smoke_run_checks_every_version(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "TRITON_INTERPRET")}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_languages.py"), "--smoke", "--out",
+                           str(tmp_path)], capture_output=True, text=True, env=env, timeout=280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads((tmp_path / "gpu_languages_cpu_smoke.json").read_text())["results"]
+    languages = {(r["family"], r["language"]) for r in rows}
+    for family in ("matmul", "softmax", "attention"):
+        assert {(family, "Numba"), (family, "Triton"), (family, "PyTorch")} <= languages
+    assert all("error" not in r and r["rel_err"] < 1e-5 for r in rows), rows
