@@ -195,6 +195,7 @@ for kernel, signature in [
     (latency.read_all, (array_u64, array_u64)),
     (bandwidth.copy_coalesced, (array_f32, array_f32)),
     (bandwidth.copy_coalesced_4, (array_f32, array_f32)),
+    (bandwidth.copy_coalesced_4_serial, (array_f32, array_f32)),
     (bandwidth.copy_strided, (array_f32, array_f32)),
     (launching.add_kernel, (array_f32, array_f32, array_f32)),
     (launching.busy_kernel, (array_f32, int64)),
