@@ -4,7 +4,9 @@
 # OUTDIR receives the result files (JSON, TXT, PNG, named with the device: copy them into bench/results/)
 # and OUTDIR/lesson_runs/ (one log per lesson, and the figures each lesson drew). Every step has a time
 # limit, and all of them together stay within SECONDS (default 400); each script saves what it has
-# measured as it goes, so a step stopped early still leaves its partial results.
+# measured as it goes, so a step stopped early still leaves its partial results. The lessons step's exit status
+# is 1 if a cell failed, 2 if every cell passed but a notebook's process crashed on its way out (its summary
+# line says so, and its log holds the crash and a Python stack).
 # Extra arguments: MATMUL_ARGS="--explore" ATTN_ARGS="--explore" bash bench/gpu_all.sh OUTDIR
 set -u
 OUTDIR=$(realpath -m "${1:-bench/results}")

@@ -2,8 +2,9 @@
 and torch.matmul throughput against size (float32 with TF32 off, and float16) with the kernels cuBLAS
 launched around the 1792 cliff.
 
-Usage:  python3 bench/gpu_sweep.py [--out DIR] [--quick]
-Writes gpu_props_<dev>.json, gpu_bandwidth_<dev>.json, gpu_matmul_sweep_<dev>.json and .png into --out.
+Usage:  python3 bench/gpu_sweep.py [--out DIR] [--quick] [--parts props,bandwidth,sweep]
+Writes gpu_props_<dev>.json, gpu_bandwidth_<dev>.json, gpu_matmul_sweep_<dev>.json and .png into --out
+(only the files of the parts named, all three by default).
 The measurements are the functions lesson 00, 04 and 05 call in GPU mode (bench/lesson_cells/).
 """
 
@@ -23,17 +24,27 @@ from bench.common import device_name, write_json  # noqa: E402
 from bench.lesson_cells import bandwidth, device, matmul_sweep  # noqa: E402
 from bench.recorded import measured_now  # noqa: E402
 
+PARTS = ("props", "bandwidth", "sweep")
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated, from " + ", ".join(PARTS))
     args = ap.parse_args()
-    props = device.measure()
-    print(props, flush=True)
-    write_json(args.out, "gpu_props", props)
-    write_json(args.out, "gpu_bandwidth", dict(bandwidth.measure(), device=device_name()))
-    print("[gpu_sweep] properties and bandwidth saved; now the torch.matmul sweep", flush=True)
+    parts = args.parts.split(",")
+    if not set(parts) <= set(PARTS):
+        ap.error(f"--parts: choose from {', '.join(PARTS)}")
+    if "props" in parts:
+        props = device.measure()
+        print(props, flush=True)
+        write_json(args.out, "gpu_props", props)
+    if "bandwidth" in parts:
+        write_json(args.out, "gpu_bandwidth", dict(bandwidth.measure(), device=device_name()))
+    if "sweep" not in parts:
+        return
+    print("[gpu_sweep] now the torch.matmul sweep", flush=True)
     sweep = dict(device=device_name(), tf32=False, timing="CUDA events, median",
                  results=matmul_sweep.measure(args.quick))
     path = write_json(args.out, "gpu_matmul_sweep", sweep)

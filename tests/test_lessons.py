@@ -195,6 +195,7 @@ for kernel, signature in [
     (latency.read_all, (array_u64, array_u64)),
     (bandwidth.copy_coalesced, (array_f32, array_f32)),
     (bandwidth.copy_coalesced_4, (array_f32, array_f32)),
+    (bandwidth.copy_coalesced_4_serial, (array_f32, array_f32)),
     (bandwidth.copy_strided, (array_f32, array_f32)),
     (launching.add_kernel, (array_f32, array_f32, array_f32)),
     (launching.busy_kernel, (array_f32, int64)),
@@ -233,3 +234,26 @@ def test_run_notebook_as_script_reports_each_failing_cell(tmp_path):
     assert "demo.ipynb cell 4: ok" in log and "\n42\n" in log, "later cells run, and a last expression shows"
     assert (tmp_path / "figures" / "demo" / "cell03_1.png").exists()
     assert "1 failed cell(s) [2]" in done.stdout
+
+
+def test_run_notebook_as_script_reports_a_crash_after_the_last_cell(tmp_path):
+    """Every cell passes, then the process aborts on its way out: no failed cell, but the summary says so
+    (signal and first line of the crash), the log keeps the crash, and the exit status is 2."""
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(
+            "import atexit, os, sys\n"
+            "atexit.register(lambda: (print('free(): invalid pointer', file=sys.stderr), sys.stderr.flush(),"
+            " os.abort()))"),
+        nbformat.v4.new_code_cell("print('last cell')"),
+    ])
+    path = tmp_path / "crash.ipynb"
+    nbformat.write(notebook, path)
+    tool = ROOT / "tools" / "run_notebook_as_script.py"
+    done = subprocess.run([sys.executable, str(tool), str(path), "--figures", str(tmp_path / "figures")],
+                          capture_output=True, text=True, timeout=120)
+    log = (tmp_path / "figures" / "crash.log").read_text()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert ("=== crash.ipynb: 0 failed cell(s) []; then the process died after its last cell "
+            "(killed by SIGABRT: free(): invalid pointer)") in done.stdout
+    assert log.index("last cell") < log.index("0 failed cell(s)") < log.index("free(): invalid pointer")
+    assert "Fatal Python error: Aborted" in log, "faulthandler leaves the crash's Python stack in the log"

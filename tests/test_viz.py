@@ -408,7 +408,7 @@ def test_the_other_widgets_redraw_when_a_slider_moves():
     memory.controls["request"].value = 1
     assert "access 1: write out (global)" in memory.caption.value
     waves = viz.wave_view_widget()
-    assert waves.caption.value.endswith("98 tiles, 1 waves, last wave 91% full</div>")
+    assert waves.caption.value.endswith("98 tiles, 1 wave, last wave 91% full</div>")
     waves.controls["m"].value = waves.controls["n"].value = 1794
     assert "120 tiles, 2 waves, last wave 11% full" in waves.caption.value
 

@@ -6,7 +6,12 @@ Each notebook runs in its own python3 process, from its own folder, with matplot
 shell lines (`%...`, `!...`) are skipped. A cell's last expression is shown as a notebook would: a figure
 (or anything with a PNG picture) is saved to DIR, anything else printed. A cell that raises is reported with
 its number and traceback, and the run goes on with the next cell. Figures shown with plt.show() are saved
-too, as DIR/<notebook>/cell<NN>_<k>.png. The exit status is 1 if any cell of any notebook failed.
+too, as DIR/<notebook>/cell<NN>_<k>.png.
+
+Exit status: 1 if any cell of any notebook failed, or a notebook's process died before its last cell; 2 if
+every cell passed but a process then died on its way out (a crash at interpreter exit, e.g. a C library's
+teardown): not a failed cell, but reported on the notebook's summary line with its signal and first line.
+Each process runs with Python's faulthandler on, so such a crash leaves a Python stack in the log.
 """
 
 import argparse
@@ -14,6 +19,7 @@ import ast
 import json
 import linecache
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -127,20 +133,44 @@ def run_one(path, figures):
     return failed
 
 
+def exit_description(status):
+    if status >= 0:
+        return f"exit status {status}"
+    try:
+        return f"killed by {signal.Signals(-status).name}"
+    except ValueError:
+        return f"killed by signal {-status}"
+
+
+def summarise(name, status, output):
+    """The summary line for one notebook's run, and whether it failed (False, "cells", or "exit")."""
+    lines = output.splitlines()
+    done = [k for k, line in enumerate(lines) if line.startswith(f"=== {name}: ")]
+    if not done:
+        return f"=== {name}: did not finish ({exit_description(status)})", "cells"
+    summary, after = lines[done[-1]], [line for line in lines[done[-1] + 1:] if line.strip()]
+    failed = not summary.endswith(" 0 failed cell(s) []")
+    if status == (1 if failed else 0):
+        return summary, "cells" if failed else False
+    first = f": {after[0].strip()}" if after else ""
+    return (f"{summary}; then the process died after its last cell ({exit_description(status)}{first})",
+            "cells" if failed else "exit")
+
+
 def run_in_subprocess(path, figures, logs):
     """Run one notebook in a fresh python3; its output goes to logs/<name>.log, or is returned."""
-    command = [sys.executable, __file__, "--one", str(path)]
+    command = [sys.executable, "-X", "faulthandler", __file__, "--one", str(path)]
     command += ["--figures", str(figures)] if figures else []
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
+    # One stream, so that the log shows warnings and crashes where they happened.
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.perf_counter() - start
-    output = done.stdout + done.stderr
+    output = done.stdout
     if logs is not None:
         logs.mkdir(parents=True, exist_ok=True)
         (logs / f"{Path(path).stem}.log").write_text(output)
-    summary = next((line for line in reversed(output.splitlines()) if line.startswith("===")),
-                   f"=== {Path(path).name}: did not finish (exit status {done.returncode})")
-    return path, seconds, done.returncode, summary, output
+    summary, failure = summarise(Path(path).name, done.returncode, output)
+    return seconds, summary, failure, output
 
 
 def main():
@@ -153,15 +183,15 @@ def main():
     if args.one:
         sys.exit(1 if run_one(args.notebooks[0], args.figures) else 0)
     logs = Path(args.figures) if args.figures else None
-    failures = 0
+    failures = set()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for _, seconds, status, summary, output in pool.map(
+        for seconds, summary, failure, output in pool.map(
                 lambda p: run_in_subprocess(p, args.figures, logs), args.notebooks):
             if logs is None:
                 print(output, flush=True)
             print(f"{seconds:7.1f} s  {summary}", flush=True)
-            failures += status != 0
-    sys.exit(1 if failures else 0)
+            failures.add(failure)
+    sys.exit(1 if "cells" in failures else 2 if "exit" in failures else 0)
 
 
 if __name__ == "__main__":

@@ -86,8 +86,8 @@ def plot_ladder(records):
     """One panel per shape: TFLOP/s of every version, one bar per device (grey labels: PyTorch)."""
     shapes = sorted({key(row) for record in records for row in rows_of(record)}, key=lambda s: (s[1], s[3]))
     names = list(dict.fromkeys(row["name"] for record in records for row in rows_of(record)))
-    fig, axes = plt.subplots(1, len(shapes), figsize=(3.9 * len(shapes) + 2, 0.35 * len(names) + 2),
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(shapes), figsize=(3.9 * len(shapes) + 2, 0.35 * len(names) + 2.4),
+                             sharey=True, squeeze=False, layout="constrained")
     height = 0.8 / len(records)
     for ax, shape in zip(axes[0], shapes, strict=True):
         for k, record in enumerate(records):
@@ -102,7 +102,7 @@ def plot_ladder(records):
         if label.get_text().startswith("torch"):
             label.set_color("dimgrey")
     axes[0][0].invert_yaxis()
-    axes[0][-1].legend(fontsize=7, loc="lower right")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncols=len(records))
     fig.suptitle("FlashAttention versions: one colour per device; grey labels are PyTorch", fontsize=10)
-    fig.tight_layout()
     return fig

@@ -1,6 +1,7 @@
 """Copy bandwidth (lesson 04): PyTorch's device-to-device copy as the ceiling, Numba copies whose warps read
-neighbouring floats (coalesced) or floats 32 apart (strided), and a coalesced copy with four independent
-loads per thread, which tests whether the one-load-per-thread copy is short of loads in flight."""
+neighbouring floats (coalesced) or floats 32 apart (strided), and two coalesced copies of four elements per
+thread, one with its four loads in flight at once and one that loads them one at a time: together they tell
+whether the one-element-per-thread copy is short of loads in flight or of something else."""
 
 import math
 
@@ -53,11 +54,25 @@ def copy_coalesced_4(src, dst):
         dst[i + 3 * quarter] = d
 
 
+@cuda.jit
+def copy_coalesced_4_serial(src, dst):
+    """The same four elements per thread as copy_coalesced_4, but each one stored before the next is loaded:
+    src and dst may overlap, so no load moves above the store before it, and a thread has one load in flight
+    at a time, as in copy_coalesced, with a quarter of its threads."""
+    i = cuda.grid(1)
+    quarter = src.size // PER_THREAD
+    if i < quarter:
+        for k in range(PER_THREAD):
+            dst[i + k * quarter] = src[i + k * quarter]
+
+
 COPIES = {  # name -> (what it is, kernel, threads it needs for n elements)
     "torch_d2d_copy": ("torch device-to-device copy (the ceiling)", None, None),
     "numba_copy_coalesced": ("Numba, coalesced, 1 element per thread", copy_coalesced, lambda n: n),
-    "numba_copy_coalesced_4": (f"Numba, coalesced, {PER_THREAD} elements per thread", copy_coalesced_4,
-                               lambda n: n // PER_THREAD),
+    "numba_copy_coalesced_4_serial": (f"Numba, coalesced, {PER_THREAD} per thread, 1 load at a time",
+                                      copy_coalesced_4_serial, lambda n: n // PER_THREAD),
+    "numba_copy_coalesced_4": (f"Numba, coalesced, {PER_THREAD} per thread, {PER_THREAD} loads at once",
+                               copy_coalesced_4, lambda n: n // PER_THREAD),
     "numba_copy_strided32": (f"Numba, reads {STRIDE} floats apart", copy_strided, lambda n: n),
 }
 
@@ -100,7 +115,7 @@ def show(records):
         for name, (what, _, _) in COPIES.items():
             if name in data:
                 row = data[name]
-                print(f"  {what:42} {row['GBps']:7.0f} GB/s  {row['GBps'] / ceiling:4.0%} of the ceiling"
+                print(f"  {what:48} {row['GBps']:7.0f} GB/s  {row['GBps'] / ceiling:4.0%} of the ceiling"
                       + ("" if row.get("correct", True) else "  (WRONG result)"))
         if "numba_copy_strided32" in data:
             slower = data["numba_copy_coalesced"]["GBps"] / data["numba_copy_strided32"]["GBps"]
@@ -139,3 +154,33 @@ def show_loads_in_flight(bandwidths, latencies, properties):
               f"{needed / 1024:.1f} KiB of loads in flight per SM; one 4-byte load per thread gives at most "
               f"{available / 1024:.0f} KiB ({threads} threads), {PER_THREAD} loads per thread "
               f"{PER_THREAD * available / 1024:.0f} KiB")
+
+
+EXPERIMENT = ("numba_copy_coalesced", "numba_copy_coalesced_4_serial", "numba_copy_coalesced_4")
+
+
+def show_what_the_copy_lacks(records):
+    """For each device with the three coalesced copies: how much of the one-element copy's gap to the ceiling
+    closes with a quarter of the threads alone (four elements per thread, one load at a time), and how much
+    more with four loads in flight per thread instead of one (the same threads)."""
+    for record in records:
+        print(record.header())
+        missing = [name for name in EXPERIMENT if name not in record.data]
+        if missing:
+            print(f"  this file has no {', '.join(missing)}: it predates the experiment, so for this device "
+                  f"the question stays open")
+            continue
+        ceiling = record.data["torch_d2d_copy"]["GBps"]
+        one, serial, at_once = (record.data[name]["GBps"] / ceiling for name in EXPERIMENT)
+        gap = 1 - one
+        fewer_threads, more_loads = (serial - one) / gap, (at_once - serial) / gap
+        print(f"  of the ceiling: 1 element per thread {one:.0%}; {PER_THREAD} per thread, 1 load at a time "
+              f"{serial:.0%}; {PER_THREAD} per thread, {PER_THREAD} loads at once {at_once:.0%}")
+        print(f"  of the one-element copy's gap ({gap:.0%} of the ceiling): a quarter of the threads alone "
+              f"closes {fewer_threads:.0%}, {PER_THREAD} loads in flight per thread instead of 1 "
+              f"{more_loads:.0%}")
+        parts = [(more_loads, "loads in flight"), (fewer_threads, "the number of threads")]
+        (larger, first), (smaller, second) = sorted(parts, reverse=True)
+        print(f"  so the larger part of the gap ({larger:.0%}) goes with {first}, a smaller part "
+              f"({smaller:.0%}) with {second}, and {1 - larger - smaller:.0%} is left even with {PER_THREAD} "
+              f"loads at once")

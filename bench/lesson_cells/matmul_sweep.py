@@ -2,7 +2,9 @@
 off and float16, and which kernel cuBLAS launched, with what grid, at the sizes around the 1792 cliff."""
 
 import json
+import math
 import os
+import re
 import tempfile
 
 import matplotlib.pyplot as plt
@@ -157,32 +159,105 @@ def show_bands(records, from_n=1760):
                                f"{tflops_at(record, 'float16', b):.0f}" for a, b in pairs))
 
 
-def short_kernel_name(name, width=70):
-    return name if len(name) <= width else name[: width - 3] + "..."
+def kernel_family(name):
+    """A kernel's family and tile from its name: 'xmma 64x64', 'cutlass simt 256x128', 'nvjet 256x128'."""
+    family = re.search(r"xmma|nvjet|cutlass_\d+_(?:simt|tensorop)", name)
+    tile = re.search(r"(?:tilesize|_)(\d{2,3}x\d{2,3})(?=[x_])", name)
+    label = family.group(0).replace("cutlass_80_", "cutlass ").replace("cutlass_75_", "cutlass ") if family \
+        else name[:24]
+    return f"{label} {tile.group(1)}" if tile else label
 
 
-def show_cliff(records, sm_counts):
-    """For each device: float32 TFLOP/s at 1792 and 1794 and, where recorded, the kernels cuBLAS ran around
-    them with their launch (grid, block, registers, shared memory) and blocks per SM (`sm_counts` maps a
-    device name to its SM count)."""
+def launch_rows(record, dtype, props):
+    """One row per size for the recorded kernels of `dtype`: the main kernel's family and tile, grid, blocks,
+    blocks resident per SM at once (from the profiler's occupancy estimate), rounds of the SMs, time."""
+    sms, warps_per_sm = props["multiprocessor_count"], props["max_threads_per_multiprocessor"] // 32
+    rows = []
+    for choice in record.data["kernels"][dtype]:
+        kernel = max(choice["kernels"], key=lambda k: k["us"] or 0)  # the GEMM, not a helper kernel
+        args = kernel["args"]
+        grid, threads = args["grid"], int(np.prod(args["block"]))
+        blocks = int(np.prod(grid))
+        warps = args["est. achieved occupancy %"] / 100 * warps_per_sm
+        resident = max(1, round(warps / math.ceil(threads / 32)))
+        rows.append(dict(n=choice["n"], name=kernel["name"], family=kernel_family(kernel["name"]), grid=grid,
+                         blocks=blocks, resident=resident, rounds=math.ceil(blocks / (resident * sms)),
+                         us=kernel["us"], kernels=len(choice["kernels"])))
+    return rows
+
+
+def show_launches(rows, sms):
+    print(f"  {'n':>5}  {'kernel (tile)':24} {'grid':>10} {'blocks':>6} {'at once per SM':>14} "
+          f"{'rounds on ' + str(sms) + ' SMs':>16} {'µs':>7}")
+    for row in rows:
+        grid = "x".join(map(str, row["grid"]))
+        extra = f" (+{row['kernels'] - 1} helper kernel)" if row["kernels"] > 1 else ""
+        print(f"  {row['n']:5}  {row['family']:24} {grid:>10} {row['blocks']:6} {row['resident']:14} "
+              f"{row['rounds']:16} {row['us']:7.1f}{extra}")
+
+
+def read_step(rows):
+    """What changed between the two CLIFF sizes, and how time moved between sizes that share a launch."""
+    by_n = {row["n"]: row for row in rows}
+    (a, b), (ra, rb) = CLIFF, (by_n[n] for n in CLIFF)
+    work = (b / a) ** 3 - 1
+    print(f"  {a} -> {b}: {rb['us'] / ra['us'] - 1:+.0%} kernel time for {work:+.1%} more work")
+    if ra["name"] != rb["name"]:
+        print(f"    cuBLAS switched kernels: {ra['family']} -> {rb['family']}")
+        return
+    (xa, ya, za), (xb, yb, zb) = ra["grid"], rb["grid"]
+    print(f"    the same kernel ({ra['family']}); output tiles {xa}x{ya} = {xa * ya} -> {xb}x{yb} = "
+          f"{xb * yb} ({xb * yb / (xa * ya) - 1:+.1%} tile work: the new row and column of tiles are nearly "
+          f"empty)")
+    if zb != za:
+        print(f"    the third grid dimension, which for a single product splits K: {za} -> {zb} parts, so "
+              f"each output tile's partial sums are combined, and {rb['blocks'] / ra['blocks']:.1f} times as "
+              f"many blocks each start up and write out")
+    full_a, full_b = ra["rounds"] / za, rb["rounds"] / zb
+    verdict = "fewer, so this is no wave cliff" if full_b < full_a else \
+        "more, so waves can contribute" if full_b > full_a else "as many, so this is no wave cliff"
+    print(f"    rounds of the SMs {ra['rounds']} -> {rb['rounds']}, each 1/{zb} as long at {b}: "
+          f"{full_a:.2f} -> {full_b:.2f} full-length rounds, {verdict}")
+    same = [(p, q) for p, q in zip(rows, rows[1:], strict=False)
+            if p["name"] == q["name"] and p["grid"] == q["grid"]]
+    if same:
+        print("    time follows the launch, not the work: between sizes with the same kernel and grid, "
+              + "; ".join(f"{p['n']} -> {q['n']}: {(q['n'] / p['n']) ** 3 - 1:+.1%} work, "
+                          f"{q['us'] / p['us'] - 1:+.1%} time" for p, q in same))
+
+
+def read_alignment(rows):
+    """Which kernel families ran at the sizes divisible by 8 and at the others."""
+    for label, chosen in (("multiples of 8", True), ("other sizes", False)):
+        families = {}
+        for row in rows:
+            if (row["n"] % 8 == 0) == chosen:
+                families.setdefault(row["family"].split()[0], []).append(row["n"])
+        print(f"    {label}: " + "; ".join(f"{family} at {', '.join(map(str, sizes))}"
+                                          for family, sizes in families.items()))
+
+
+def show_cliff(records, device_props):
+    """For each device: float32 TFLOP/s at the two CLIFF sizes and, where the sweep recorded them, the kernels
+    cuBLAS ran at the sizes around them with their launch, read as tiles, K split and rounds of the SMs
+    (`device_props` maps a device name to its recorded properties)."""
     for record in records:
-        (a, b), sms = CLIFF, sm_counts.get(record.device)
+        (a, b), props = CLIFF, device_props.get(record.device)
         ta, tb = (tflops_at(record, "float32", n) for n in CLIFF)
         print(record.header())
         print(f"  float32: {a}: {ta:.1f} TFLOP/s, {b}: {tb:.1f} ({tb / ta - 1:+.0%} for "
-              f"{(b / a) ** 3 - 1:+.1%} more work); {sms} SMs")
-        choices = record.data.get("kernels")
-        if not choices:
+              f"{(b / a) ** 3 - 1:+.1%} more work)")
+        if not record.data.get("kernels"):
             print("  (this file does not record which kernels cuBLAS ran: it predates that measurement)")
             continue
+        if props is None:
+            print(f"  (no recorded properties for {record.device}: bench/results/gpu_props_<device>.json)")
+            continue
         for dtype in DTYPES:
-            print(f"  {dtype}: the kernels one torch.matmul launched")
-            for row in choices[dtype]:
-                for kernel in row["kernels"]:
-                    args = kernel["args"]
-                    blocks = int(np.prod(args.get("grid") or [0]))
-                    per_sm = f"{blocks / sms:.2f} per SM" if sms else "?"
-                    print(f"    n={row['n']:5}: {short_kernel_name(kernel['name'])}\n"
-                          f"             grid {args.get('grid')} = {blocks} blocks = {per_sm}, block "
-                          f"{args.get('block')}, {args.get('registers per thread')} registers/thread, "
-                          f"{args.get('shared memory')} B shared, {kernel['us']} µs")
+            rows = launch_rows(record, dtype, props)
+            print(f"  {dtype}: the kernel one torch.matmul ran at each size")
+            show_launches(rows, props["multiprocessor_count"])
+            if dtype == "float32":
+                read_step(rows)
+            else:
+                read_alignment(rows)

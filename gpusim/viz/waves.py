@@ -50,7 +50,8 @@ def wave_view(m, n, tile=(128, 128), sms=A100_SMS):
     ax.legend(handles, [f"wave {w + 1}" for w in range(len(handles))], loc="upper left",
               bbox_to_anchor=(1.01, 1), fontsize=8)
     view.facts.update(plan)
-    view.facts["caption"] = (f"{plan['tiles']} tiles, {plan['waves']} waves, last wave {last:.0%} full")
+    waves = f"{plan['waves']} wave" + ("s" if plan["waves"] != 1 else "")
+    view.facts["caption"] = f"{plan['tiles']} tiles, {waves}, last wave {last:.0%} full"
     return view
 
 
