@@ -37,7 +37,8 @@ def write_csv(grades: list[SubmissionGrade], path: Path) -> None:
         writer.writerow(CSV_COLUMNS)
         for grade in _ordered(grades):
             if not grade.tasks:
-                writer.writerow([grade.learner, grade.assignment, "-", 0, 0, "error", grade.problem])
+                writer.writerow([grade.learner, grade.assignment, "-", 0, 0, grade.problem_status,
+                                 grade.problem])
             for task in grade.tasks:
                 writer.writerow([grade.learner, grade.assignment, task.task.grade_id, number(task.points),
                                  number(task.task.points), task.status, task.reason])
@@ -88,13 +89,13 @@ def write_feedback(grades: list[SubmissionGrade], folder: Path) -> None:
         path.write_text(feedback_text(grade))
 
 
-def summary(grades: list[SubmissionGrade], seconds: float, jobs: int) -> str:
-    """Counts per status and per task, and the slowest submissions."""
+def summary(grades: list[SubmissionGrade], seconds: float, jobs: int, isolation: list[str]) -> str:
+    """Counts per status and per task, the slowest submissions, and what the sandbox guaranteed."""
     learners = {grade.learner for grade in grades}
     handed_in = [grade for grade in grades if grade.path]
     rows = [(grade, task) for grade in _ordered(grades) for task in grade.tasks]
     lines = [f"Graded {_count(len(handed_in), 'notebook')} of {_count(len(learners), 'learner')} in "
-             f"{seconds:.1f} s ({jobs} at a time).",
+             f"{seconds:.1f} s ({jobs} at a time).", *isolation,
              "Statuses: " + ", ".join(f"{status} {sum(t.status == status for _, t in rows)}"
                                       for status in STATUSES)]
     per_task: dict[str, Counter] = {}
