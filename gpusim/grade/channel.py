@@ -99,7 +99,7 @@ class Channel:
             return check(wire.loads(line))
         except wire.WireError as error:
             self.close()
-            raise WorkerDied(f"it sent a malformed message ({error})") from None
+            raise WorkerDied(f"it sent a malformed message: {error}") from None
 
     def close(self) -> None:
         """Kill the worker with everything it started (if still running) and remove its folders."""

@@ -108,6 +108,7 @@ class Session:
         self.skipped: dict[int, str] = {}
         self.notes: list[str] = []
         self.started_once = False
+        self.hidden_phase = False  # set once hidden calls run: from then on W1 may know hidden inputs
         self.broken: Verdict | None = None  # set when the learner's cells cannot be run at all
         self.setup_seconds = self.slowest_request_s = 0.0
 
@@ -164,8 +165,7 @@ class Session:
                                     f"reference solution needs: a loop that never ends?", "time limit")
         except WorkerDied as death:
             self.learner = None
-            return Verdict(ERROR, f"the notebook's process ended during the check ({death}). Memory limit: "
-                                  f"{self.limits.memory_bytes // 2**20} MiB.", "process died")
+            return Verdict(ERROR, f"the notebook's process ended during the check ({death}).", "process died")
 
     def _run_kernel(self, call: CheckCall, index: int, got: dict) -> list[dict] | Verdict:
         """W2's checked results for one kernel Task, or the verdict when there are none."""
@@ -221,9 +221,10 @@ class Session:
                     return
                 label = self.prepared.cells[failure.cell][0]
                 self.skipped[failure.cell] = label
-                self.notes.append(f"{label.capitalize()} ended the notebook's process ({failure.how}); the "
-                                  f"grader ran the notebook again without it. Checks that need what it "
-                                  f"defines fail.")
+                if not self.hidden_phase:  # a note written after hidden calls could carry their inputs
+                    self.notes.append(f"{label.capitalize()} ended the notebook's process ({failure.how}); "
+                                      f"the grader ran the notebook again without it. Checks that need what "
+                                      f"it defines fail.")
 
     def _cells_broken(self, failure: CellFailure) -> Verdict:
         if failure.timed_out:
@@ -257,7 +258,7 @@ class Session:
             raise CellFailure(current, f"it ran past {self.limits.setup_s:.0f} s", timed_out=True) from None
         except WorkerDied as death:
             raise CellFailure(current, str(death)) from None
-        if not self.started_once:
+        if not self.started_once and not self.hidden_phase:
             self.notes += message["cell_errors"]
             self.started_once = True
             self.setup_seconds = max(self.setup_seconds, time.monotonic() - start)
@@ -299,6 +300,7 @@ def grade_tasks(assignment: Assignment, session: Session, present: frozenset[str
             early[task.grade_id] = TaskGrade(task, MISSING, 0, (),
                                              f"the notebook has no solution cell {cells}")
     for hidden in (False, True):
+        session.hidden_phase = hidden
         for task in assignment.tasks:
             done = outcomes[task.grade_id]
             if task.grade_id in early or any(o.verdict.status != PASSED for o in done):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,7 +33,7 @@ COURSE_FILES = ("gpusim", "utils.py")  # what a worker imports; nothing else of 
 INSIDE_COURSE, INSIDE_HOME = "/course", "/home/learner"
 TMPFS_BYTES = {"/tmp": 128 * 2**20, "/var/tmp": 16 * 2**20, "/dev/shm": 64 * 2**20, INSIDE_HOME: 64 * 2**20}
 SYSTEM_FOLDERS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-LOADER_FILES = ("/etc/ld.so.cache",)
+SYSTEM_CONFIGURATION = ("/etc/ld.so.cache", "/etc/fonts")  # the loader's cache, fontconfig (matplotlib)
 FIRST_UID = 1_900_000_000  # as root, each worker runs as a user id of its own from here (no account needed)
 UID_POOL = 1_000_000
 PROBE_TIMEOUT_S = 60
@@ -48,8 +49,6 @@ UNCONFINED = ("learner code can read every file its user can read, the course's 
               "processes it starts in a new session can outlive the worker and signal other workers of the "
               "same user",
               "it shares the network, /tmp and /dev/shm with the machine")
-FALLBACK_KEEPS = ("memory, file size, process and CPU limits",
-                  "a user of its own when the grader runs as root")
 
 
 Notebook = tuple[str, bytes] | None  # a notebook's file name and bytes, copied into the worker's folder
@@ -65,13 +64,21 @@ class Isolation:
 
     sandboxed: bool
     why_not: str = ""
+    own_user: bool = True  # without bubblewrap: whether each worker runs as a user id of its own
 
     def statement(self) -> list[str]:
         if self.sandboxed:
             return ["Sandbox: bubblewrap: " + "; ".join(CONFINED) + "."]
-        return [f"WARNING: no sandbox ({self.why_not}). Each worker keeps " + " and ".join(FALLBACK_KEEPS) +
-                ", but NOT isolated: " + "; ".join(UNCONFINED) + ". Grade untrusted submissions only where "
-                "bubblewrap works (Linux with user namespaces, or as root)."]
+        if self.own_user:
+            user = "a user id of its own"
+        elif os.geteuid() == 0:
+            user = ("root, because the Python installation is not readable by other users (learner code can "
+                    "do anything root can)")
+        else:
+            user = "your own user"
+        return [f"WARNING: no sandbox ({self.why_not}). Each worker keeps memory, file size, process and CPU "
+                f"limits and runs as {user}, but is NOT isolated: " + "; ".join(UNCONFINED) + ". Grade "
+                "untrusted submissions only where bubblewrap works (Linux with user namespaces, or as root)."]
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,7 @@ class Launch:
     cleanup: tuple[Path, ...]  # host folders to remove when the worker is gone
 
 
-def _python_folders() -> list[Path]:
+def python_folders() -> list[Path]:
     """The Python installation and virtual environment, as the interpreter names them and resolved."""
     folders = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix)]
     folders += [folder.resolve() for folder in folders]
@@ -97,12 +104,18 @@ def _python_folders() -> list[Path]:
     return [folder for folder in kept if not str(folder).startswith("/usr")]
 
 
+def _open_to_others(folders: list[Path]) -> bool:
+    """Whether another user can enter each folder and every folder above it (pyenv under /root cannot)."""
+    return all(parent.stat().st_mode & stat.S_IXOTH
+               for folder in folders for parent in (folder, *folder.parents))
+
+
 def _private(paths: list[Path]) -> list[str]:
     """The folders among ``paths`` that a worker would see because Python lives around them."""
     exposed = []
     for path in paths:
         resolved = path.resolve()
-        if any(resolved == folder or folder in resolved.parents for folder in _python_folders()):
+        if any(resolved == folder or folder in resolved.parents for folder in python_folders()):
             exposed.append(str(path))
     return exposed
 
@@ -150,8 +163,8 @@ def _ancestors(paths: list[str]) -> list[str]:
 
 
 def _bwrap(stage: Stage, inner: list[str], notebook_fd: int | None, notebook_name: str) -> list[str]:
-    binds = [str(folder) for folder in _python_folders()]
-    loader = [path for path in LOADER_FILES if os.path.isfile(path)]
+    binds = [str(folder) for folder in python_folders()]
+    configuration = [path for path in SYSTEM_CONFIGURATION if os.path.exists(path)]
     command = ["bwrap", "--die-with-parent", "--new-session"]
     if os.geteuid() == 0:
         command += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -166,11 +179,11 @@ def _bwrap(stage: Stage, inner: list[str], notebook_fd: int | None, notebook_nam
         elif os.path.isdir(folder):
             command += ["--ro-bind", folder, folder]
     command += ["--proc", "/proc", "--dev", "/dev"]
-    for folder in _ancestors([*binds, *loader, INSIDE_COURSE, INSIDE_HOME + "/x", "/var/tmp"]):
+    for folder in _ancestors([*binds, *configuration, INSIDE_COURSE, INSIDE_HOME + "/x", "/var/tmp"]):
         command += ["--perms", "0755", "--dir", folder]
     for folder, size in TMPFS_BYTES.items():
         command += ["--perms", "1777", "--size", str(size), "--tmpfs", folder]
-    for path in loader:
+    for path in configuration:
         command += ["--ro-bind", path, path]
     command += ["--ro-bind", str(stage.course), INSIDE_COURSE]
     for folder in binds:
@@ -195,7 +208,8 @@ class Sandbox:
         if why_not and mode == "bwrap":
             self.stage.remove()
             raise SandboxError(f"--sandbox bwrap, but bubblewrap cannot be used here: {why_not}")
-        self.isolation = Isolation(not why_not, why_not)
+        self.isolation = Isolation(not why_not, why_not,
+                                   own_user=os.geteuid() == 0 and _open_to_others(python_folders()))
 
     def _bwrap_problem(self, private: list[Path]) -> str:
         """Why bubblewrap cannot confine workers here ("" when a trial run works)."""
@@ -236,7 +250,7 @@ class Sandbox:
 
     def _unconfined(self, inner: list[str], env: dict[str, str], notebook: Notebook) -> Launch:
         home = Path(tempfile.mkdtemp(prefix="gpusim-grade-worker-"))
-        user = _next_uid() if os.geteuid() == 0 else None
+        user = _next_uid() if self.isolation.own_user else None
         if notebook is not None:
             (home / notebook[0]).write_bytes(notebook[1])
         if user is not None:
