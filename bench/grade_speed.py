@@ -1,0 +1,124 @@
+"""Time the classroom grader: the fixture class as a whole, sandboxed and not, and what one sandbox costs.
+
+    python bench/grade_speed.py            # prints the figures
+    python bench/grade_speed.py --save     # also writes bench/results/grade_speed_cpu.txt
+
+1. The fixture class of tests/grading/ (11 fake learners, 19 notebooks of assignments 01 and 02, reference
+   timing included) graded by ``python -m gpusim.grade --jobs JOBS``, with bubblewrap and with
+   ``--sandbox off``: wall-clock seconds of the whole run.
+2. The cost of the sandbox per notebook: a notebook starts at least one learner worker (W1: the setup cell,
+   which imports utils, torch and numba) and one kernel runner (W2: gpusim and numba's compiler). Each is
+   started --repeat times, one at a time, with and without bubblewrap; the difference of the medians is the
+   sandbox's overhead per start.
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from grading import learners  # noqa: E402
+from grading.fake_class import write_class  # noqa: E402
+
+from gpusim.grade import protocol  # noqa: E402
+from gpusim.grade.assignments import load_assignment  # noqa: E402
+from gpusim.grade.channel import Channel  # noqa: E402
+from gpusim.grade.grading import LEARNER_ENV, RUNNER_ENV  # noqa: E402
+from gpusim.grade.limits import Limits  # noqa: E402
+from gpusim.grade.sandbox import Sandbox  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "grade_speed_cpu.txt"
+START_DEADLINE_S = 300.0
+
+
+def machine() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            cpu = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    except (OSError, StopIteration):
+        cpu = platform.processor() or platform.machine()
+    return f"{cpu}, {os.cpu_count()} cores available, Python {platform.python_version()}, {platform.system()}"
+
+
+def grade_class(folder: Path, jobs: int, sandbox: str) -> float:
+    out = folder.parent / f"graded-{sandbox}"
+    command = [sys.executable, "-m", "gpusim.grade", str(folder), "--out", str(out), "--jobs", str(jobs),
+               "--sandbox", sandbox]
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return time.perf_counter() - start
+
+
+def start_worker(sandbox: Sandbox, module: str, setup: str, learner: bool) -> float:
+    """Seconds from starting a worker to its ready message (W1 after running ``setup``)."""
+    limits = Limits(START_DEADLINE_S, START_DEADLINE_S, 2 * 2**30)
+    start = time.perf_counter()
+    if learner:
+        launch = sandbox.launch([sys.executable, "-P", "-m", "gpusim.grade.worker"], LEARNER_ENV,
+                                ("notebook.ipynb", b"{}"))
+        message = {"type": "start", "module": module, "cells": [[0, "setup", setup]],
+                   "resources": limits.resources()}
+    else:
+        launch = sandbox.launch([sys.executable, "-P", "-m", "gpusim.grade.runner"], RUNNER_ENV, None)
+        message = {"type": "start", "module": module, "resources": limits.resources()}
+    channel = Channel(launch)
+    deadline = time.monotonic() + START_DEADLINE_S
+    channel.send(message, deadline)
+    while channel.receive(deadline, protocol.SETUP_CAP, lambda m: m)["type"] != "ready":
+        pass
+    seconds = time.perf_counter() - start
+    channel.close()
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--save", action="store_true")
+    args = parser.parse_args()
+    lines = [f"gpusim.grade speed, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", f"machine: {machine()}"]
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "class"
+        write_class(folder, ROOT / "solutions" / f"{learners.A01}.ipynb")
+        notebooks = len(list(folder.rglob("*.ipynb")))
+        for sandbox in ("bwrap", "off"):
+            seconds = grade_class(folder, args.jobs, sandbox)
+            lines.append(f"fixture class ({notebooks} notebooks, --jobs {args.jobs}, --sandbox {sandbox}): "
+                         f"{seconds:.1f} s")
+    assignment = load_assignment(ROOT / "solutions" / f"{learners.A01}.ipynb")
+    setup = assignment.cells[0].source
+    medians = {}
+    for mode in ("bwrap", "off"):
+        sandbox = Sandbox(mode)
+        try:
+            for learner in (True, False):
+                times = [start_worker(sandbox, assignment.module, setup, learner) for _ in range(args.repeat)]
+                medians[mode, learner] = statistics.median(times)
+        finally:
+            sandbox.close()
+    for learner, name in ((True, "learner worker W1 (setup cell)"), (False, "kernel runner W2")):
+        with_, without = medians["bwrap", learner], medians["off", learner]
+        lines.append(f"{name} start, median of {args.repeat}: {with_:.2f} s in bubblewrap, {without:.2f} s "
+                     f"without: {with_ - without:+.2f} s")
+    overhead = sum(medians["bwrap", learner] - medians["off", learner] for learner in (True, False))
+    lines.append(f"sandbox overhead per notebook (one W1 and one W2 start): {overhead:+.2f} s")
+    print("\n".join(lines))
+    if args.save:
+        RESULTS.write_text("\n".join(lines) + "\n")
+        print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
