@@ -64,6 +64,7 @@ from numba import cuda  # noqa: E402
 
 import gpusim  # noqa: E402
 from gpusim import viz  # noqa: E402
+from gpusim.tasks.common import try_it  # noqa: E402
 
 
 def device_name() -> str:
@@ -140,7 +141,7 @@ def benchmark(fn, *args, warmup: int = 1, repeat: int = 5) -> float:
 
 __all__ = [
     "MODE", "ON_GPU", "np", "torch", "cuda", "gpusim", "viz", "device_name", "dim3", "cdiv",
-    "random_array", "assert_close", "synchronize", "benchmark",
+    "random_array", "assert_close", "synchronize", "benchmark", "try_it",
 ]
 
 _announce()

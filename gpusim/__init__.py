@@ -9,6 +9,7 @@ from .checker import Access
 from .context import WARP_SIZE
 from .errors import (
     BarrierError,
+    CompileError,
     KernelError,
     KernelException,
     KernelTimeoutError,
@@ -16,6 +17,7 @@ from .errors import (
     RaceError,
     ResourceError,
     UninitializedReadError,
+    WriteConflictError,
 )
 from .launch import Kernel, jit
 from .report import Report
@@ -24,6 +26,7 @@ __all__ = [
     "WARP_SIZE",
     "Access",
     "BarrierError",
+    "CompileError",
     "Kernel",
     "KernelError",
     "KernelException",
@@ -33,5 +36,6 @@ __all__ = [
     "Report",
     "ResourceError",
     "UninitializedReadError",
+    "WriteConflictError",
     "jit",
 ]

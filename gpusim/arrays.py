@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from .context import who
-from .errors import KernelError, OutOfBoundsError, ResourceError
+from .errors import KernelError, OutOfBoundsError
 from .sites import TAG, describe, user_frame
 
 READ, WRITE, ATOMIC = 0, 1, 2
@@ -116,6 +116,8 @@ class DeviceArray:
             if not 0 <= i < size:
                 raise self._error(idx, kind, frame, self._bounds_text(i, axis, size))
             e += i * self._st[axis]
+        if kind != READ and self.region.readonly:
+            raise self._readonly(idx, kind, frame)
         if shape or len(parts) < self.ndim:
             shape += self.shape[len(parts) :]
             strides += self._st[len(parts) :]
@@ -161,16 +163,27 @@ class DeviceArray:
         place = describe(frame.f_code, frame.f_lasti) if frame is not None else "?"
         return f"{who()} {verb} {_index_text(self.region.name, idx)} at {place}: {reason}."
 
+    def _readonly(self, idx, kind, frame):
+        return KernelError(
+            self._where(idx, kind, frame, f"{self.region.name} is a NumPy array from outside the kernel (a "
+                        f"module-level or captured variable), which Numba freezes into read-only constant "
+                        f"memory"),
+            "pass the array as a kernel argument if the kernel must write it.",
+        )
+
     def _misuse(self, idx, kind, frame, reason):
         return KernelError(self._where(idx, kind, frame, reason), "index arrays as in CUDA: a[i] or a[i, j].")
 
     def _error(self, idx, kind, frame, reason):
-        """OutOfBoundsError, or ResourceError for dynamic shared memory beyond the launch's bytes."""
+        """OutOfBoundsError; past the end of dynamic shared memory, it says how many bytes the launch gave."""
         message = self._where(idx, kind, frame, reason)
         if self.region.dynamic:
-            return ResourceError(
-                f"{message} The launch gave {self.region.nbytes} bytes of dynamic shared memory.",
-                "pass enough bytes as the 4th launch parameter: k[grid, block, 0, nbytes](...).",
+            return OutOfBoundsError(
+                f"{message} It is past the end of the {self.region.nbytes} bytes of dynamic shared memory "
+                f"the launch gave.",
+                "check the index and where each view of the dynamic array starts and ends: both must follow "
+                "the sizes the kernel works with (its tile width, its block size), not a fixed constant; "
+                "where you launch the kernel yourself, the 4th launch parameter must give enough bytes.",
             )
         return OutOfBoundsError(message)
 
@@ -179,6 +192,8 @@ class DeviceArray:
         parts = idx if isinstance(idx, tuple) else (idx,)
         if len(parts) != self.ndim or any(isinstance(p, slice) for p in parts):
             raise self._misuse(idx, ATOMIC, frame, "atomics need one integer index per dimension")
+        if self.region.readonly:
+            raise self._readonly(idx, ATOMIC, frame)
         e = self._e0
         for axis, part in enumerate(parts):
             i = _as_int(part, self.region.name, idx)
@@ -354,12 +369,23 @@ class Contiguous2D(DeviceArray):
         self._access(idx, _getframe(1), WRITE, value)
 
 
+class ReadOnlyArray(DeviceArray):
+    """A NumPy array a kernel reads from module level or a closure: constant memory, reads only."""
+
+    __slots__ = ()
+
+    def __setitem__(self, idx, value):
+        raise self._readonly(idx, WRITE, _getframe(1))
+
+
 _BY_NDIM = {1: DeviceArray1D, 2: DeviceArray2D}
 _CONTIGUOUS = {1: Contiguous1D, 2: Contiguous2D}
 
 
 def device_array(flat, shape, strides, e0, region, log, byte_offset=0):
     """A checked array of the fastest class for its number of dimensions and layout."""
+    if region.readonly:
+        return ReadOnlyArray(flat, shape, strides, e0, region, log, byte_offset)
     contiguous = e0 == 0 and len(shape) in _CONTIGUOUS and tuple(strides) == tuple(shape[1:]) + (1,)
     if contiguous:
         arr = _CONTIGUOUS[len(shape)](flat, shape, strides, e0, region, log, byte_offset)
@@ -373,7 +399,7 @@ def device_array(flat, shape, strides, e0, region, log, byte_offset=0):
 
 def view(parent, shape, strides, e0):
     """A checked view (slice or row) that shares the parent's memory, region and log."""
-    cls = _BY_NDIM.get(len(shape), DeviceArray)
+    cls = ReadOnlyArray if parent.region.readonly else _BY_NDIM.get(len(shape), DeviceArray)
     arr = cls.__new__(cls)
     for slot in ("_flat", "_kb", "_mr", "_mw", "_la", "region", "dtype"):
         setattr(arr, slot, getattr(parent, slot))

@@ -10,7 +10,7 @@ import numpy as np
 from . import sites
 from .arrays import ATOMIC, KIND_SHIFT, READ, SIZE_SHIFT, TAG_SHIFT, WRITE
 from .context import WARP_SIZE, fmt3
-from .errors import RaceError, UninitializedReadError
+from .errors import RaceError, UninitializedReadError, WriteConflictError
 from .memory import OFFSET_MASK, REGION_BITS
 
 _VERBS = {READ: "read", WRITE: "wrote", ATOMIC: "atomically updated"}
@@ -86,6 +86,7 @@ class Checker:
         self.block = block
         self.threads = threads
         self.block_dim = block_dim
+        self.counters.begin_block(len(threads))
 
     def end_epoch(self):
         """A barrier released the block: close the epoch, and check a batch if the log is long."""
@@ -96,6 +97,7 @@ class Checker:
 
     def end_block(self):
         self.flush()
+        self.counters.end_block()
         for kind, addresses in self.this_block.items():
             self.earlier_blocks[kind] |= addresses
             addresses.clear()
@@ -111,6 +113,7 @@ class Checker:
         if self.trace is not None:
             self._record(batch)
         shared = self.memory.is_shared[batch.region]
+        self.counters.add_threads(batch.tid)
         self._check_races(batch)
         if shared.any():
             self._check_uninitialized(batch, shared)
@@ -153,7 +156,7 @@ class Checker:
             entries = entries[np.argsort(epoch.tid[entries], kind="stable")]
             pair = self._conflicting_pair(epoch, entries)
             if pair is not None:
-                raise RaceError(self._race_text(epoch, *pair))
+                raise self._race_error(epoch, entries, *pair)
 
     @staticmethod
     def _conflicting_pair(epoch, entries):
@@ -183,10 +186,36 @@ class Checker:
         element = region.element_text(int(epoch.addr[i]) & OFFSET_MASK)
         return f"thread {fmt3(thread)}{block} {_VERBS[int(epoch.kind[i])]} {element} at {place}"
 
-    def _race_text(self, epoch, first, second):
+    def _line(self, tag, lasti):
+        return tag, sites.line_of(self.memory.codes[tag], lasti)
+
+    def _same_line_writers(self, epoch, entries):
+        """Two plain writes of one element by different threads on one line, or None."""
+        writes = [i for i in entries.tolist() if epoch.kind[i] == WRITE]
+        for a in writes:
+            for b in writes:
+                if epoch.tid[a] != epoch.tid[b] and self._line(int(epoch.tag[a]), int(epoch.lasti[a])) == \
+                        self._line(int(epoch.tag[b]), int(epoch.lasti[b])):
+                    return a, b
+        return None
+
+    def _race_error(self, epoch, entries, first, second):
+        """A conflict inside the block. Two threads writing one element on the same line is an index bug (or
+        a missing atomic), so say that; otherwise a barrier between two phases is what is missing."""
+        writers = self._same_line_writers(epoch, entries)
+        if writers is not None:
+            threads = " and ".join(fmt3(self.threads[int(epoch.tid[k])].idx) for k in writers)
+            region = self.memory.regions[int(epoch.region[first])]
+            element = region.element_text(int(epoch.addr[first]) & OFFSET_MASK)
+            w = writers[0]
+            place = sites.describe(self.memory.codes[int(epoch.tag[w])], int(epoch.lasti[w]))
+            return WriteConflictError(
+                f"block {fmt3(self.block)}: threads {threads} both wrote {element} at {place}, with nothing "
+                f"to order them."
+            )
         same_warp = epoch.tid[first] // WARP_SIZE == epoch.tid[second] // WARP_SIZE
         order = "cuda.syncwarp() or cuda.syncthreads()" if same_warp else "cuda.syncthreads()"
-        return (
+        return RaceError(
             f"block {fmt3(self.block)}: {self._access_text(epoch, first)} and "
             f"{self._access_text(epoch, second)} with no {order} between them."
         )
@@ -257,24 +286,26 @@ class Checker:
                 if not self.earlier_blocks[other].isdisjoint(address_list):
                     clash = next(a for a in address_list if a in self.earlier_blocks[other])
                     i = int(sel[first[address_list.index(clash)]])
-                    raise RaceError(self._cross_block_text(epoch, i, other, clash), _CROSS_BLOCK_HINT)
+                    raise self._cross_block_error(epoch, i, other, clash)
             self.this_block[kind].update(address_list)
             keep = sel[first]
             self.history.append(
                 (self.block, kind, addresses, epoch.tid[keep], epoch.tag[keep], epoch.lasti[keep])
             )
 
-    def _cross_block_text(self, epoch, i, other_kind, address):
+    def _cross_block_error(self, epoch, i, other_kind, address):
         block, tid, tag, lasti = self._earlier_access(other_kind, address)
         place = sites.describe(self.memory.codes[tag], lasti)
         bx, by, _ = self.block_dim
         thread = fmt3((tid % bx, tid // bx % by, tid // (bx * by)))
         region = self.memory.regions[int(epoch.region[i])]
         element = region.element_text(address & OFFSET_MASK)
-        return (
-            f"{self._access_text(epoch, i, of_block=True)} and thread {thread} of block {fmt3(block)} "
-            f"{_VERBS[other_kind]} {element} at {place}; nothing orders two blocks."
-        )
+        text = (f"{self._access_text(epoch, i, of_block=True)} and thread {thread} of block {fmt3(block)} "
+                f"{_VERBS[other_kind]} {element} at {place}; nothing orders two blocks.")
+        both_write = other_kind == WRITE and epoch.kind[i] == WRITE
+        if both_write and self._line(int(epoch.tag[i]), int(epoch.lasti[i])) == self._line(tag, lasti):
+            return WriteConflictError(text)
+        return RaceError(text, _CROSS_BLOCK_HINT)
 
     def _earlier_access(self, kind, address):
         """(block, thread, code tag, offset) of an earlier block's access of `kind` to `address`."""

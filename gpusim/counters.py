@@ -28,6 +28,8 @@ COUNTER_NAMES = (
     "shared_atomics",
     "shared_requests",
     "bank_conflicts",
+    "max_thread_accesses",
+    "active_threads",
 )
 
 
@@ -47,6 +49,22 @@ class Counters:
     def __init__(self, memory):
         self.memory = memory
         self.values = dict.fromkeys(COUNTER_NAMES, 0)
+        self.per_thread = None
+
+    def begin_block(self, nthreads):
+        """Start counting the element accesses of each thread of a new block."""
+        self.per_thread = np.zeros(nthreads, dtype=np.int64)
+
+    def add_threads(self, tid):
+        """Count a batch of accesses against the threads (linear indices in the block) that made them."""
+        self.per_thread += np.bincount(tid, minlength=len(self.per_thread))
+
+    def end_block(self):
+        """Fold the block's per-thread counts into the work counters: the busiest thread, the threads that
+        touched memory."""
+        v = self.values
+        v["max_thread_accesses"] = max(v["max_thread_accesses"], int(self.per_thread.max(initial=0)))
+        v["active_threads"] += int(np.count_nonzero(self.per_thread))
 
     def add_epoch(self, epoch, shared):
         v = self.values

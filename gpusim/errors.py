@@ -20,6 +20,16 @@ class RaceError(KernelError):
     )
 
 
+class WriteConflictError(RaceError):
+    """Two threads use one element on the same line, at least one writing it: an index bug, or an update that
+    needs an atomic."""
+
+    hint = (
+        "check how each thread computes its index, so that every thread writes its own element; if several "
+        "threads are meant to add into one element, use cuda.atomic.add(array, index, value)."
+    )
+
+
 class BarrierError(KernelError):
     """Threads of a block (or warp) do not all reach the same barrier or warp collective."""
 
@@ -56,4 +66,11 @@ class KernelTimeoutError(KernelError):
 class KernelException(KernelError):
     """A Python exception raised by kernel code; the original is the __cause__."""
 
-    hint = "the original exception is shown above this one; fix the kernel line it names."
+    hint = "fix the kernel line the message names (a GPU kernel has no Python exceptions to rely on)."
+
+
+class CompileError(KernelError):
+    """Numba's CUDA compiler rejects the kernel: it would not run on a GPU (gpusim.compilegate)."""
+
+    hint = ("a GPU kernel can use numbers, tuples, arrays, cuda.*, math.* and @cuda.jit(device=True) "
+            "functions; no lists, dicts, strings, imports, return values or other Python objects.")

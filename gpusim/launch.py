@@ -22,25 +22,40 @@ MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)
 MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
 SCHEDULES = ("sequential", "random")
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_SHARED_BYTES = 48 * 1024  # static + dynamic shared memory of a block, unless the kernel opts in
+MAX_SHARED_BYTES_OPT_IN = 227 * 1024  # the most a block may opt in to (Hopper; Ampere A100: 163 KiB)
 
 
-def jit(kernel, check=True, schedule="sequential", seed=None, timeout=None, record=False):
+def jit(kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TIMEOUT_S, record=False,
+        max_dynamic_shared_bytes=None):
     """Wrap a @cuda.jit kernel (or a plain function using `cuda`) for simulation: jit(k)[grid, block](*args).
 
     check=False only runs (fast); schedule="random" runs threads in a seeded random order;
-    timeout (seconds) stops a runaway launch with KernelTimeoutError; record=True (with check=True)
-    keeps every element access of the last launch in `Kernel.trace` (a list of gpusim.Access).
+    timeout (seconds, 60 by default; None for none) stops a runaway launch with KernelTimeoutError;
+    record=True (with check=True) keeps every element access of the last launch in `Kernel.trace`;
+    max_dynamic_shared_bytes opts the kernel in to more than 48 KiB of shared memory per block, as CUDA's
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, n) does (227 KiB at most).
     """
-    return Kernel(kernel, check=check, schedule=schedule, seed=seed, timeout=timeout, record=record)
+    return Kernel(kernel, check=check, schedule=schedule, seed=seed, timeout=timeout, record=record,
+                  max_dynamic_shared_bytes=max_dynamic_shared_bytes)
 
 
 class Kernel:
     """A simulated kernel: index it with a launch configuration, then call it; `report` describes the
     last launch."""
 
-    def __init__(self, kernel, check=True, schedule="sequential", seed=None, timeout=None, record=False):
+    def __init__(self, kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TIMEOUT_S,
+                 record=False, max_dynamic_shared_bytes=None):
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, not {schedule!r}")
+        opt_in = max_dynamic_shared_bytes
+        if opt_in is not None and not 0 <= opt_in <= MAX_SHARED_BYTES_OPT_IN:
+            raise ResourceError(
+                f"max_dynamic_shared_bytes={opt_in}: a block may opt in to at most "
+                f"{MAX_SHARED_BYTES_OPT_IN} bytes (227 KiB) of shared memory."
+            )
+        self.shared_limit = DEFAULT_SHARED_BYTES if opt_in is None else max(opt_in, DEFAULT_SHARED_BYTES)
         self.py_func = python_function(kernel)
         self.__name__ = self.py_func.__name__
         self.__doc__ = self.py_func.__doc__
@@ -64,8 +79,17 @@ class Kernel:
         self.report = None
         self.trace = [] if self.record else None
         self.snapshots = None
+        if shared_bytes > self.shared_limit:
+            raise ResourceError(
+                f"the launch asks for {shared_bytes} bytes of dynamic shared memory per block, but a block "
+                f"may use {self.shared_limit} bytes"
+                + (" unless the kernel opts in." if self.shared_limit == DEFAULT_SHARED_BYTES else "."),
+                f"use less, or opt in as CUDA does with cudaFuncSetAttribute(..., "
+                f"cudaFuncAttributeMaxDynamicSharedMemorySize, n): gpusim.jit(kernel, "
+                f"max_dynamic_shared_bytes=n), n up to {MAX_SHARED_BYTES_OPT_IN} (227 KiB).",
+            )
         memory = Memory()
-        rebinder = Rebinder(None, memory.codes)
+        rebinder = Rebinder(None, memory.codes, _constants(memory, self.check))
         fake = FakeCuda(lambda value: rebinder.value(value, None))
         rebinder.fake_cuda = fake
         fn = rebinder.function(self.py_func)
@@ -77,6 +101,7 @@ class Kernel:
         rng = random.Random(self.seed) if self.schedule == "random" else None
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         scheduler = Scheduler(fn, sim_args, grid, block, shared_bytes, fake, memory, checker, rng, deadline)
+        scheduler.shared_limit = self.shared_limit
         try:
             with _alarm(self.timeout):
                 scheduler.run()
@@ -87,16 +112,30 @@ class Kernel:
             for original, copy in copy_backs:
                 np.copyto(original, copy)
         nthreads = block.x * block.y * block.z
-        self.report = Report(
-            self.__name__,
-            grid,
-            block,
-            self.check,
-            blocks=scheduler.blocks,
-            threads=scheduler.blocks * nthreads,
-            barriers=scheduler.barriers,
-            counters=counters.values if counters else None,
-        )
+        launch = {
+            "blocks": scheduler.blocks,
+            "threads": scheduler.blocks * nthreads,
+            "barriers": scheduler.barriers,
+            "max_block_barriers": scheduler.max_block_barriers,
+            "static_shared_bytes": scheduler.max_static_shared,
+            "dynamic_shared_bytes": shared_bytes,
+        }
+        values = counters.values if counters else None
+        self.report = Report(self.__name__, grid, block, self.check, launch, values)
+
+
+def _constants(memory, checked):
+    """How a kernel sees a NumPy array it reads from module level or from a closure: as Numba does, a
+    read-only constant (in a checked launch, a read-only global array whose reads are counted)."""
+
+    def constant(array, name):
+        if checked:
+            return memory.global_array(np.ascontiguousarray(array), name, readonly=True)
+        frozen = array.view()
+        frozen.flags.writeable = False
+        return frozen
+
+    return constant
 
 
 def _dims(value, what, limits):

@@ -37,10 +37,12 @@ class AccessLog:
 class Region:
     """One allocation: a global argument's buffer or one shared array of a block."""
 
-    __slots__ = ("id", "base", "name", "kind", "nbytes", "dynamic", "init", "primary", "primary_offset")
+    __slots__ = ("id", "base", "name", "kind", "nbytes", "dynamic", "readonly", "init", "primary",
+                 "primary_offset")
 
-    def __init__(self, region_id, name, kind, nbytes, dynamic=False):
+    def __init__(self, region_id, name, kind, nbytes, dynamic=False, readonly=False):
         self.id = region_id
+        self.readonly = readonly
         self.base = region_id << REGION_BITS
         self.name = name
         self.kind = kind
@@ -92,28 +94,29 @@ class Memory:
         self._roots = {}
         self._shared_ids = {}
 
-    def _new_region(self, name, kind, nbytes, dynamic=False):
+    def _new_region(self, name, kind, nbytes, dynamic=False, readonly=False):
         if nbytes > OFFSET_MASK:
             raise ResourceError(
                 f"array {name} has {nbytes} bytes; checked launches support up to 1 GiB per array.",
                 "use smaller arrays, or check=False.",
             )
-        region = Region(FIRST_REGION + len(self.regions), name, kind, nbytes, dynamic)
+        region = Region(FIRST_REGION + len(self.regions), name, kind, nbytes, dynamic, readonly)
         if region.id >= MAX_REGIONS:
             raise ResourceError(f"the launch uses more than {MAX_REGIONS - FIRST_REGION} distinct arrays.")
         self.regions[region.id] = region
         self.is_shared[region.id] = kind == "shared"
         return region
 
-    def global_array(self, array, name):
-        """A checked view of a contiguous numpy argument; views of one buffer share a region."""
+    def global_array(self, array, name, readonly=False):
+        """A checked view of a contiguous numpy argument; views of one buffer share a region. A read-only one
+        (a module-level array, frozen as Numba freezes it) refuses writes."""
         root = root_array(array)
         offset = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
         if not root.flags.c_contiguous or offset % array.itemsize:
             root, offset = array, 0
         region = self._roots.get(id(root))
         if region is None:
-            region = self._new_region(name, "global", root.nbytes)
+            region = self._new_region(name, "global", root.nbytes, readonly=readonly)
             self._roots[id(root)] = region
         arr = device_array(
             array.reshape(-1), array.shape, c_strides(array.shape), 0, region, self.log.keys, offset

@@ -1,12 +1,14 @@
 """Rebind an unchanged Numba kernel so that its `cuda`, `numba`, device functions and scalar types
 resolve to gpusim's simulated versions."""
 
+import dis
 import types
 
 import numpy as np
 
 from . import sites
 from .arrays import TAG_SHIFT
+from .gpumath import gpu_function, math_module
 
 MAX_FUNCTIONS = 255
 
@@ -43,7 +45,8 @@ def _is_dispatcher(value):
 
 
 def _names_used(code):
-    names = set(code.co_names)
+    """The global names a code object (and the code nested in it) loads."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names |= _names_used(const)
@@ -66,14 +69,17 @@ class _Namespace:
 class Rebinder:
     """Translates the objects a kernel refers to, one launch at a time.
 
-    Each rebound function gets its own globals, tagged with its index in `codes`.
+    Each rebound function gets its own globals, tagged with its index in `codes`. NumPy arrays the code reads
+    from its globals or closure become `constant(array, name)` (read-only, as Numba freezes them).
     """
 
-    def __init__(self, fake_cuda, codes):
+    def __init__(self, fake_cuda, codes, constant=None):
         self.fake_cuda = fake_cuda
         self.codes = codes
+        self.constant = constant
         self._done = {}
         self._namespaces = {}
+        self._constants = {}
 
     def function(self, fn):
         """A copy of `fn` whose globals and closure refer to simulated objects."""
@@ -82,7 +88,8 @@ class Rebinder:
             return done
         cells = None
         if fn.__closure__:
-            cells = tuple(self._cell(cell, fn.__globals__) for cell in fn.__closure__)
+            cells = tuple(self._cell(cell, fn.__globals__, name)
+                          for cell, name in zip(fn.__closure__, fn.__code__.co_freevars, strict=True))
         new_globals = dict(fn.__globals__)
         if len(self.codes) >= MAX_FUNCTIONS:
             raise TypeError(f"a kernel may call at most {MAX_FUNCTIONS} different functions in gpusim")
@@ -93,31 +100,40 @@ class Rebinder:
         self._done[fn] = new_fn
         for name in _names_used(fn.__code__):
             if name in new_globals:
-                new_globals[name] = self.value(new_globals[name], fn.__globals__)
+                new_globals[name] = self.value(new_globals[name], fn.__globals__, name)
         return new_fn
 
-    def _cell(self, cell, home_globals):
+    def _cell(self, cell, home_globals, name):
         try:
             contents = cell.cell_contents
         except ValueError:
             return cell
-        return types.CellType(self.value(contents, home_globals))
+        return types.CellType(self.value(contents, home_globals, name))
 
-    def value(self, value, home_globals):
+    def value(self, value, home_globals, name=None):
         """The simulated counterpart of one object a kernel refers to (often the object itself)."""
         if isinstance(value, types.ModuleType):
             return self._module(value)
+        if isinstance(value, np.ndarray) and self.constant is not None and value.dtype.kind in "biufc":
+            frozen = self._constants.get(id(value))
+            if frozen is None:
+                frozen = self._constants[id(value)] = (value, self.constant(value, name or "constant"))
+            return frozen[1]
         if _is_dispatcher(value):
             return self.function(value.py_func)
         if isinstance(value, types.FunctionType) and value.__globals__ is home_globals:
             return self.function(value)
         scalar = numpy_scalar_type(value)
-        return value if scalar is None else scalar
+        if scalar is not None:
+            return scalar
+        return gpu_function(value) or value
 
     def _module(self, module):
         name = module.__name__
         if name == "numba.cuda" or name.startswith("numba.cuda.simulator"):
             return self.fake_cuda
+        if name == "math":
+            return math_module
         if name in ("numba", "numba.types", "numba.core.types"):
             namespace = self._namespaces.get(name)
             if namespace is None:

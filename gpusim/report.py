@@ -20,22 +20,46 @@ _DESCRIPTIONS = {
     "shared_atomics": "atomic updates of shared elements",
     "shared_requests": "warp-level shared accesses",
     "bank_conflicts": "extra shared-memory wavefronts caused by bank conflicts",
+    "max_thread_accesses": "element accesses (global and shared) of the busiest thread",
+    "active_threads": "threads that read or wrote global or shared memory at least once",
+    "max_block_barriers": "block-wide barriers completed by the busiest block (barrier steps)",
+    "static_shared_bytes": "bytes of static shared arrays per block (the largest block)",
+    "dynamic_shared_bytes": "bytes of dynamic shared memory per block, as launched",
 }
+LAUNCH_FIELDS = ("blocks", "threads", "barriers", "max_block_barriers", "static_shared_bytes",
+                 "dynamic_shared_bytes")
+MAX_FIELDS = frozenset({"max_block_barriers", "static_shared_bytes", "dynamic_shared_bytes",
+                        "max_thread_accesses"})
+
+
+def combine(totals, values):
+    """Add one launch's counters (a dict from `Report.as_dict`) into `totals` for a run of several launches:
+    busiest-thread, busiest-block and per-block sizes take the maximum, everything else the sum; ratios and
+    counters that were not counted are skipped."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            continue
+        if name in MAX_FIELDS:
+            totals[name] = max(totals.get(name, 0), value)
+        else:
+            totals[name] = totals.get(name, 0) + value
+    return totals
 
 
 class Report:
-    """Counters of the last launch. Memory counters are None for check=False launches."""
+    """Counters of the last launch. Memory and work counters are None for check=False launches."""
 
-    FIELDS = ("blocks", "threads", "barriers") + COUNTER_NAMES
+    FIELDS = LAUNCH_FIELDS + COUNTER_NAMES
 
-    def __init__(self, kernel_name, grid, block, checked, blocks=0, threads=0, barriers=0, counters=None):
+    def __init__(self, kernel_name, grid, block, checked, launch, counters=None):
+        """`launch`: the LAUNCH_FIELDS, counted in every mode; `counters`: the memory and work counters of a
+        checked launch (None for check=False)."""
         self.kernel_name = kernel_name
         self.grid = tuple(grid)
         self.block = tuple(block)
         self.checked = checked
-        self.blocks = blocks
-        self.threads = threads
-        self.barriers = barriers
+        for name in LAUNCH_FIELDS:
+            setattr(self, name, launch[name])
         for name in COUNTER_NAMES:
             setattr(self, name, None if counters is None else counters[name])
 

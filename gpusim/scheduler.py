@@ -15,8 +15,6 @@ from .fakecuda import FULL_MASK, WARP_SIZE, Dim3
 from .spaces import MemorySpaces
 from .warps import WarpCollectives
 
-_PLAIN_SYNC = ("syncthreads", ())
-
 
 def _trim_to_user_code(exc):
     tb = exc.__traceback__
@@ -35,6 +33,7 @@ class Scheduler(WarpCollectives, MemorySpaces):
         self.grid = grid
         self.block = block
         self.dynamic_bytes = dynamic_bytes
+        self.shared_limit = 48 * 1024
         self.fake = fake
         self.memory = memory
         self.checker = checker
@@ -44,6 +43,8 @@ class Scheduler(WarpCollectives, MemorySpaces):
         self.rng = rng
         self.deadline = deadline
         self.barriers = 0
+        self.max_block_barriers = 0
+        self.max_static_shared = 0
         self.blocks = 0
         self.main = None
 
@@ -103,6 +104,8 @@ class Scheduler(WarpCollectives, MemorySpaces):
             self.checker.end_block()
         self._snapshot()
         self.blocks += 1
+        self.max_block_barriers = max(self.max_block_barriers, self.epoch)
+        self.max_static_shared = max(self.max_static_shared, self.static_shared_bytes)
 
     def _in_run_order(self, threads):
         if self.rng is not None:
@@ -143,7 +146,14 @@ class Scheduler(WarpCollectives, MemorySpaces):
         fn, args, queue = self.fn, self.args, self.queue
         while True:
             thread.glet = me
-            fn(*args)
+            returned = fn(*args)
+            if returned is not None:
+                raise KernelError(
+                    f"{who(thread)}: kernel {fn.__name__} returned {returned!r}, but a CUDA kernel cannot "
+                    f"return a value.",
+                    "write results into an output array argument (out[i] = value) and end with a bare "
+                    "`return` or none at all.",
+                )
             thread.state = DONE
             self.live -= 1
             self.exited[thread.warp] |= 1 << thread.lane
@@ -169,7 +179,7 @@ class Scheduler(WarpCollectives, MemorySpaces):
         """cuda.syncthreads(), bound straight into the fake `cuda` module: the hottest switch point."""
         thread = current.thread
         thread.state = BARRIER
-        thread.site = ("syncthreads", sites.user_stack(2)) if self.checked else _PLAIN_SYNC
+        thread.site = ("syncthreads", sites.user_stack(2))
         self.waiting.append(thread)
         queue = self.queue
         if queue and queue[0].glet is not None:
@@ -184,17 +194,18 @@ class Scheduler(WarpCollectives, MemorySpaces):
         thread = current.thread
         thread.state = BARRIER
         thread.value = value
-        thread.site = (kind, sites.user_stack(3)) if self.checked else (kind, ())
+        thread.site = (kind, sites.user_stack(3))
         self.waiting.append(thread)
         self._switch_away()
         return thread.result
 
     def _resolve(self):
-        """Nothing can run: release a barrier that every thread reached, or report who is stuck where."""
+        """Nothing can run: release a barrier that every thread reached, or report who is stuck where (in
+        checked and unchecked launches alike: a divergent barrier hangs or corrupts a real GPU)."""
         waiting = self.waiting
         if len(waiting) == self.live:
             site = waiting[0].site
-            if not self.checked or (self.live == len(self.threads) and self._all_at(site, waiting)):
+            if self.live == len(self.threads) and self._all_at(site, waiting):
                 self.waiting = []
                 self._release(waiting)
                 return

@@ -3,6 +3,7 @@
 import dis
 import linecache
 import os
+import re
 import sys
 
 import numpy as np
@@ -68,9 +69,27 @@ def describe(code, lasti):
     return describe_line(code.co_filename, line_of(code, lasti))
 
 
+_LABELLED_CELL = re.compile(r"^<(.*\bcell \d+)>$")
+
+
+def place_name(filename, lineno):
+    """Where a line is, as a learner knows it: `cell In[7], line 4` for a notebook cell (IPython's own name
+    for it), `cell 3, line 4` for a cell the course's tools ran, else `file.py:4`."""
+    labelled = _LABELLED_CELL.match(filename)
+    if labelled:
+        return f"{labelled.group(1)}, line {lineno}"
+    shell = sys.modules.get("IPython")
+    ipython = shell.get_ipython() if shell is not None else None
+    name = getattr(getattr(ipython, "compile", None), "format_code_name", lambda _: None)(filename)
+    if name:
+        return f"cell {name[1]}, line {lineno}"
+    return f"{os.path.basename(filename)}:{lineno}"
+
+
 def describe_line(filename, lineno):
+    """`cell In[7], line 4 (`sA[tx] = a[i]`)`: the place of a line and its source text."""
     text = linecache.getline(filename, lineno).strip()
-    where = f"{os.path.basename(filename)}:{lineno}"
+    where = place_name(filename, lineno)
     return f"{where} (`{text}`)" if text else where
 
 

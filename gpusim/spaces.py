@@ -67,6 +67,13 @@ class MemorySpaces:
                 f"(48 KiB) a block may use.",
                 "use smaller tiles, a smaller dtype, or fewer shared arrays.",
             )
+        if self.static_shared_bytes + self.dynamic_bytes > self.shared_limit:
+            raise ResourceError(
+                f"{who()}: cuda.shared.array {name}{list(shape)} of {dtype} brings the block's shared memory "
+                f"to {self.static_shared_bytes} static + {self.dynamic_bytes} dynamic bytes, more than the "
+                f"{self.shared_limit} bytes the kernel may use.",
+                "launch with fewer dynamic bytes, or use smaller static arrays.",
+            )
         if not self.checked:
             return np.zeros(shape, dtype)
         buffer = np.zeros(nbytes, dtype=np.uint8)
@@ -88,7 +95,12 @@ class MemorySpaces:
         return BoundsCheckedArray(np.full(shape, fill, dtype), name, writable=True)
 
     def const_array(self, ary):
+        """cuda.const.array_like: a read-only copy, counted as global reads like module-level arrays."""
         data = ary.to_numpy() if isinstance(ary, DeviceArray) else np.array(getattr(ary, "_a", ary))
         if not self.checked:
+            data.flags.writeable = False
             return data
-        return BoundsCheckedArray(data, "const", writable=False)
+        frame = sites.user_frame(3)
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame else ""
+        name = name_from_line(line, "const")
+        return self.memory.global_array(np.ascontiguousarray(data), name, readonly=True)

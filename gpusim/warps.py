@@ -27,7 +27,7 @@ class WarpCollectives:
         form the converged group, and its mask is the result (so a divergent branch sees only its lanes)."""
         thread = current.thread
         thread.state = WARP
-        thread.site = ("activemask", sites.user_stack(3) if self.checked else ())
+        thread.site = ("activemask", sites.user_stack(3))
         self._switch_away()
         return thread.result
 
@@ -56,7 +56,7 @@ class WarpCollectives:
                 "a lane must include itself in the mask; use cuda.activemask() or 0xffffffff.",
             )
         thread.state = WARP
-        thread.site = (op, sites.user_stack(3)) if self.checked else (op, ())
+        thread.site = (op, sites.user_stack(3))
         thread.value, thread.arg, thread.mask = value, arg, mask
         w = thread.warp
         pending = self.pending[w]
@@ -76,9 +76,7 @@ class WarpCollectives:
         return thread.result
 
     def _complete_warp(self, group, caller):
-        if self.checked and any(
-            t.mask != caller.mask or not sites.same_site(t.site, caller.site) for t in group
-        ):
+        if any(t.mask != caller.mask or not sites.same_site(t.site, caller.site) for t in group):
             raise BarrierError(self._stuck_report([], group))
         values = {t.lane: t.value for t in group}
         op = caller.site[0]

@@ -161,8 +161,9 @@ def test_too_much_static_shared_memory():
 
 def test_dynamic_shared_memory_beyond_launch_bytes():
     a = np.arange(32, dtype=np.float32)
-    message = raises(gpusim.ResourceError, K.dynamic_shared_views, (1, 32, 0, 100), a, np.zeros_like(a))
-    assert "100 bytes of dynamic shared memory" in message
+    message = raises(gpusim.OutOfBoundsError, K.dynamic_shared_views, (1, 32, 0, 100), a, np.zeros_like(a))
+    assert "past the end of the 100 bytes of dynamic shared memory the launch gave" in message
+    assert "tile width" in message and "4th launch parameter" in message
 
 
 def test_unsupported_argument_type():

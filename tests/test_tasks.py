@@ -86,11 +86,22 @@ def test_judge_passes_correct_output_within_budget():
 def test_judge_reports_unwritten_nan_elements():
     case = _vector_case(33)
     out = _correct_vector_add(case)
-    out[32] = np.nan
+    common.fill_output(out[32:], common.NAN_FILL)
     message = common.judge(part01.VECTOR_ADD, case, _result(part01.VECTOR_ADD, case, {"out": out}))
     assert message.startswith("vector_add gives wrong results for n=33, seed=1; grid of 2 blocks of 32 thr")
-    assert "1 of 33 elements of `out` still hold NaN" in message and "never written" in message
-    assert "[32]" in message and "Hint:" in message
+    assert "1 of 33 elements of `out` still hold the NaN the check put there" in message
+    assert "never written" in message and "[32]" in message and "Hint:" in message
+    assert "produced NaN" not in message
+
+
+def test_judge_tells_a_computed_nan_from_a_never_written_element():
+    case = _vector_case(33)
+    out = _correct_vector_add(case)
+    out[5], out[7] = np.nan, np.inf
+    message = common.judge(part01.VECTOR_ADD, case, _result(part01.VECTOR_ADD, case, {"out": out}))
+    assert "your kernel produced NaN or infinity in 2 of 33 elements of `out`" in message
+    assert "nan at [5]" in message.lower() and "inf at [7]" in message and "never written" not in message
+    assert "overflow" in message
 
 
 def test_judge_lists_first_wrong_elements_with_expected_and_got():
@@ -204,7 +215,8 @@ def stub(a, b, out):
 
 def test_run_returns_plain_data_only():
     result = common.run(part01.VECTOR_ADD, {"kernel": good_vector_add}, _vector_case(33))
-    assert set(result) == {"outputs", "report", "launches", "error"}
+    assert set(result) == {"outputs", "report", "launches", "compiled", "error"}
+    assert result["compiled"] is True and result["error"] is None
     assert isinstance(result["outputs"]["out"], np.ndarray) and result["error"] is None
     json.dumps({k: v for k, v in result.items() if k != "outputs"})  # the rest crosses a process boundary
     assert result["launches"] == [[[2, 1, 1], [32, 1, 1], 0]]
@@ -268,7 +280,8 @@ def test_errors_in_the_learners_launcher_are_reported_not_raised():
     result = common.run(part01.GRAYSCALE, learner, part01.GRAYSCALE.cases[0])
     assert result["error"] is not None
     message = common.judge(part01.GRAYSCALE, part01.GRAYSCALE.cases[0], result)
-    assert message.startswith("grayscale failed for height=1, width=1, seed=0")
+    assert message.startswith("grayscale was launched wrongly for height=1, width=1, seed=0")
+    assert "takes 3 arguments (a, b, out), but the launch passes 2" in message
 
 
 def test_hidden_seeds_show_in_the_success_line(capsys):
@@ -283,7 +296,7 @@ def test_wrong_output_view_marks_wrong_and_unwritten_elements():
     args = part01.VECTOR_ADD.make_args(case)
     out = (args["a"].astype(np.float64) + args["b"]).astype(np.float32)
     out[2] += 1.0  # wrong
-    out[5:] = np.nan  # never written
+    common.fill_output(out[5:], common.NAN_FILL)  # never written
     result = {"outputs": {"out": out}, "report": {}, "launches": [], "error": None}
     view = common.wrong_output_view(part01.VECTOR_ADD, case, result)
     assert view.facts["wrong"] == [2] and view.facts["unwritten"] == [5, 6]

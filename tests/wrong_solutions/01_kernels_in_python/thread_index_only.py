@@ -1,7 +1,7 @@
 """Uses threadIdx.x alone: every block recomputes the first 32 elements."""
 
 REPLACES = 'vector_add_solution'
-FAILS = {'check_vector_add': 'RaceError'}
+FAILS = {'check_vector_add': 'WriteConflictError'}
 SOURCE = '''
 @cuda.jit
 def vector_add(a, b, out):

@@ -1,7 +1,7 @@
 """Counts with `local[v] += 1`: threads that hit the same bin overwrite each other."""
 
 REPLACES = 'histogram_solution'
-FAILS = {'check_histogram': 'RaceError'}
+FAILS = {'check_histogram': 'WriteConflictError'}
 SOURCE = '''
 @cuda.jit
 def histogram(values, counts):
