@@ -186,16 +186,16 @@ def test_forged_replies_are_refused_by_the_schema(assignments):
 def test_launch_plans_name_only_the_cases_arrays_or_numbers():
     names = {"rgb", "gray", "height", "width"}
     launch = {"grid": [1, 1, 1], "block": [16, 16, 1], "shared": 0,
-              "args": [{"arg": "rgb"}, {"arg": "gray"}, {"value": 5}, {"value": 2.5}]}
+              "args": [{"arg": "rgb"}, {"arg": "gray"}, {"value": 5, "type": "int"},
+                       {"value": 2.5, "type": "float32"}]}
     good = {"launches": [launch], "error": None}
     assert protocol._plan(good, names) == good
-    for launch in ({"grid": [1, 1], "block": [1, 1, 1], "shared": 0, "args": []},
-                   {"grid": [1, 1, 1], "block": [1, 1, 1], "shared": -1, "args": []},
-                   {"grid": [1, 1, 1], "block": [1, 1, 1], "shared": 0, "args": [{"arg": "__import__"}]},
-                   {"grid": [1, 1, 1], "block": [1, 1, 1], "shared": 0, "args": [{"value": "os"}]},
-                   {"grid": [1, 1, 1], "block": [1, 1, 1], "shared": 0, "args": [{"value": 10**100}]}):
+    base = {"grid": [1, 1, 1], "block": [1, 1, 1], "shared": 0, "args": []}
+    for bad in ({**base, "grid": [1, 1]}, {**base, "shared": -1}, {**base, "args": [{"arg": "__import__"}]},
+                {**base, "args": [{"value": "os", "type": "int"}]},
+                {**base, "args": [{"value": 10**100, "type": "int"}]}, {**base, "args": [{"value": 1}]}):
         with pytest.raises(wire.WireError):
-            protocol._plan({"launches": [launch], "error": None}, names)
+            protocol._plan({"launches": [bad], "error": None}, names)
     with pytest.raises(wire.WireError):
         protocol._plan({"launches": [launch] * (protocol.MAX_LAUNCHES + 1), "error": None}, names)
 
@@ -324,3 +324,29 @@ def test_a_sandboxed_worker_sees_only_what_it_needs(tmp_path):
     assert seen["course"] == "FileNotFoundError" and seen["notebook"] == "my notebook"
     assert seen["network"] != 0 and max(seen["pids"]) < 10  # its own PID namespace, no way out
     assert not Path("/tmp/left-behind").exists()
+
+
+TROJAN_RUN = r"""
+import json, numpy as np, gpusim
+from numba import cuda
+from grading.hostile import VECTOR_ADD_TROJAN
+import linecache
+linecache.cache["<trojan>"] = (len(VECTOR_ADD_TROJAN), None, VECTOR_ADD_TROJAN.splitlines(True), "<trojan>")
+namespace = {"cuda": cuda, "np": np}
+exec(compile(VECTOR_ADD_TROJAN, "<trojan>", "exec"), namespace)
+kernel = gpusim.jit(namespace["vector_add"])
+a = np.ones(64, np.float32)
+out = np.zeros(64, np.float32)
+kernel[2, 32](a, a, out)
+print(json.dumps(kernel.report.as_dict()))
+"""
+
+
+def test_the_trojan_kernel_patches_gpusim_when_it_runs_uncompiled():
+    """The hostile class's trojan is a real attack: run under gpusim without Numba's compiler first, it
+    rewrites gpusim's report from inside the kernel (the grader's runner compiles it first: refused)."""
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}", "NUMBA_ENABLE_CUDASIM": "1"}
+    run = subprocess.run([sys.executable, "-c", TROJAN_RUN], env=env, capture_output=True, text=True,
+                         timeout=120)
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report == {"global_loads": 0}, run.stderr[-2000:]  # gpusim counted 192 reads, and said 0

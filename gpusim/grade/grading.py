@@ -76,6 +76,7 @@ class SubmissionGrade:
     seconds: float = 0.0
     setup_seconds: float = 0.0  # starting both workers and running the learner's cells, once
     slowest_request_s: float = 0.0  # the longest answer of either worker to one request
+    ungated: str = ""  # why its kernels ran without Numba's compile check (empty when they had it)
 
     @property
     def points(self) -> float:
@@ -111,6 +112,7 @@ class Session:
         self.hidden_phase = False  # set once hidden calls run: from then on W1 may know hidden inputs
         self.broken: Verdict | None = None  # set when the learner's cells cannot be run at all
         self.setup_seconds = self.slowest_request_s = 0.0
+        self.ungated = ""  # why Numba's CUDA compiler could not gate this notebook's kernels, if it could not
 
     # ------------------------------------------------------------------------------------ one check call
 
@@ -206,7 +208,9 @@ class Session:
         deadline = start + self.limits.setup_s
         channel.send({"type": "start", "module": self.assignment.module,
                       "resources": self.limits.resources()}, deadline)
-        channel.receive(deadline, protocol.SETUP_CAP, protocol.ready)
+        compiler = channel.receive(deadline, protocol.SETUP_CAP, protocol.ready)
+        if not compiler["available"]:
+            self.ungated = compiler["reason"]
         self.setup_seconds = max(self.setup_seconds, time.monotonic() - start)
         return channel
 
@@ -347,6 +351,9 @@ def grade_submission(submission: Submission, assignments: dict[str, Assignment],
     finally:
         session.close()
     grade.notes += list(prepared.notes) + session.notes
+    if session.ungated:
+        grade.ungated = session.ungated
+        grade.notes.append(f"Your kernels ran without Numba's compile check: {session.ungated}")
     grade.setup_seconds, grade.slowest_request_s = session.setup_seconds, session.slowest_request_s
     grade.seconds = time.monotonic() - start
     return grade

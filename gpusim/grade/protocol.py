@@ -11,7 +11,8 @@ W1 to grader: ``running {cell}`` before each cell, ``ready {cell_errors}``, then
 ``missing {names}`` or ``answer {steps, failure}``, one step per Task the check hands over:
 ``{kind: "kernel", kernel: spec, plans, error}`` or ``{kind: "function", results}``.
 Grader to W2: ``start {module, limits}``, then ``run {function, arg_count, keywords, step, kernel, plans}``.
-W2 to grader: ``ready``, then ``results {results}`` (one :func:`gpusim.tasks.common.run` result per case).
+W2 to grader: ``ready {compiler}``, then ``results {results}`` (one :func:`gpusim.tasks.common.run` result
+per case).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .wire import WireError, decode_array, encoded_size
 
 MAX_TEXT = 3000  # characters of an error message or a further check's message
 MAX_NAME = 200
+MAX_TYPE_NAME = 16  # a number's type in a launch plan: int, float32, ...
 MAX_SPEC_BYTES = 8 * 2**20  # one kernel with its device functions and constant arrays
 MAX_LAUNCHES = 64  # launches a launch function may plan for one case
 MAX_COUNTERS = 64
@@ -106,7 +108,8 @@ def _plan(value, names: set[str]) -> dict:
         for arg in launch["args"]:
             if isinstance(arg, dict) and arg.keys() == {"arg"} and arg["arg"] in names:
                 continue
-            if isinstance(arg, dict) and arg.keys() == {"value"} and isinstance(arg["value"], (int, float)) \
+            if isinstance(arg, dict) and arg.keys() == {"value", "type"} and isinstance(arg["type"], str) \
+                    and len(arg["type"]) <= MAX_TYPE_NAME and isinstance(arg["value"], (int, float)) \
                     and not isinstance(arg["value"], bool) and abs(arg["value"]) < 2**63:
                 continue
             raise WireError("a planned launch's argument is neither one of the check's arrays nor a number")
@@ -167,8 +170,13 @@ def answer(message, call: CheckCall) -> dict:
 
 # -------------------------------------------------------------------------------------------- from W2
 
-def ready(message) -> None:
-    _keys(_typed(message, "ready"), {"type"}, "a ready message")
+def ready(message) -> dict:
+    """W2's ``ready {compiler}``: whether Numba's CUDA compiler can gate kernels there, and why not."""
+    _keys(_typed(message, "ready"), {"type", "compiler"}, "a ready message")
+    compiler = _keys(message["compiler"], {"available", "reason"}, "the compiler's availability")
+    if not isinstance(compiler["available"], bool):
+        raise WireError("the compiler's availability is not true or false")
+    return {"available": compiler["available"], "reason": _text(compiler["reason"], "a reason")}
 
 
 def results(message, step: Step) -> list[dict]:
@@ -191,7 +199,10 @@ def _launch(value) -> list:
 def result(raw, step: Step, case: Case) -> dict:
     """One case's result as :func:`gpusim.tasks.common.judge` takes it; WireError when it is not what the
     Task produces (other output names, dtypes or, for kernels, shapes)."""
-    raw = _keys(raw, {"outputs", "report", "launches", "error"}, "a case's result", frozenset({"extra"}))
+    raw = _keys(raw, {"outputs", "report", "launches", "error"}, "a case's result",
+                frozenset({"extra", "compiled"}))
+    if raw.get("compiled") not in (None, True, False):
+        raise WireError("a case's result says something odd about the compiler")
     if not isinstance(raw["outputs"], dict) or not isinstance(raw["report"], dict) or \
             not isinstance(raw["launches"], list) or len(raw["launches"]) > MAX_LAUNCHES or \
             len(raw["report"]) > MAX_COUNTERS:
@@ -208,7 +219,7 @@ def result(raw, step: Step, case: Case) -> dict:
     elif any(array.dtype != np.float64 for array in outputs.values()):
         raise WireError("a function's outputs must come back as float64")
     extra = raw.get("extra")
-    return {"outputs": outputs,
+    return {"outputs": outputs, "compiled": raw.get("compiled"),
             "report": {_text(k, "a counter's name", MAX_NAME): _count(v, "a counter")
                        for k, v in raw["report"].items()},
             "launches": [_launch(launch) for launch in raw["launches"]], "error": error(raw["error"]),

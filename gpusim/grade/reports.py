@@ -95,9 +95,14 @@ def summary(grades: list[SubmissionGrade], seconds: float, jobs: int, isolation:
     handed_in = [grade for grade in grades if grade.path]
     rows = [(grade, task) for grade in _ordered(grades) for task in grade.tasks]
     lines = [f"Graded {_count(len(handed_in), 'notebook')} of {_count(len(learners), 'learner')} in "
-             f"{seconds:.1f} s ({jobs} at a time).", *isolation,
-             "Statuses: " + ", ".join(f"{status} {sum(t.status == status for _, t in rows)}"
-                                      for status in STATUSES)]
+             f"{seconds:.1f} s ({jobs} at a time).", *isolation]
+    ungated = [grade for grade in handed_in if grade.ungated]
+    if ungated:
+        lines.append(f"WARNING: the kernels of {_count(len(ungated), 'notebook')} ran without Numba's "
+                     f"compile check, so such a kernel could tamper with the gpusim that runs it "
+                     f"({ungated[0].ungated})")
+    lines.append("Statuses: " + ", ".join(f"{status} {sum(t.status == status for _, t in rows)}"
+                                          for status in STATUSES))
     per_task: dict[str, Counter] = {}
     for grade, task in rows:
         per_task.setdefault(f"{grade.assignment}/{task.task.grade_id}", Counter())[task.status] += 1

@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 import json
 
+from gpusim import compilegate
+
 from . import limits, wire
 from .protocol import MAX_NAME, MAX_TEXT
 from .recording import KERNEL, planned_steps
@@ -25,7 +27,7 @@ def _plain(result: dict) -> dict:
     error = result["error"]
     return {"outputs": {name: wire.encode_array(array) for name, array in result["outputs"].items()},
             "report": {str(name): int(value) for name, value in result["report"].items()},
-            "launches": result["launches"],
+            "launches": result["launches"], "compiled": result.get("compiled"),
             "error": None if error is None else {"type": str(error["type"])[:MAX_NAME],
                                                  "message": str(error["message"])[:MAX_TEXT]}}
 
@@ -62,7 +64,8 @@ def main() -> None:
     start = json.loads(requests.readline())
     limits.apply(start["resources"])
     runner = Runner(start["module"])
-    limits.send(replies, {"type": "ready"})
+    available, reason = compilegate.available()
+    limits.send(replies, {"type": "ready", "compiler": {"available": available, "reason": reason[:MAX_TEXT]}})
     for line in requests:
         limits.send(replies, {"type": "results", "results": runner.results(json.loads(line))})
 

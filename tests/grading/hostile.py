@@ -260,6 +260,21 @@ for _name in dir(gpusim.checker.Checker):
 gpusim.jit = lambda kernel, **kwargs: gpusim.launch.Kernel(kernel, check=False)
 '''
 
+# Under gpusim a kernel is Python: were it not compiled first, this one would patch the runner's gpusim (its
+# Report) from inside, and its extra reads would pass the budget. Numba's compiler refuses it.
+VECTOR_ADD_TROJAN = '''
+@cuda.jit
+def vector_add(a, b, out):
+    i = cuda.grid(1)
+    if i == 0:
+        load = cuda.__class__.__init__.__globals__["__builtins__"]["__import__"]
+        load("gpusim.report", fromlist=["Report"]).Report.as_dict = lambda self: {"global_loads": 0}
+    if i < out.size:
+        x = a[i]
+        again = a[i]
+        out[i] = x + b[i]
+'''
+
 BLOCK_SUM_RACY = '''
 @cuda.jit
 def block_sum(a, partial):
@@ -387,6 +402,7 @@ def cells(context: dict) -> dict[str, dict[str, dict]]:
         "patcher": {A01: {"vector_add_solution": VECTOR_ADD_OVER_BUDGET + PATCH_SIMULATOR},
                     A02: {"block_sum_solution": BLOCK_SUM_RACY + PATCH_SIMULATOR}},
         "swapper": {A01: {**released_stubs, AFTER("setup"): [SWAP_JIT_FOR_NUMPY]}},
+        "trojan": {A01: {"vector_add_solution": VECTOR_ADD_TROJAN}},
         "exiter": {A01: {"vector_add_solution": _vector_add_solution() + EXIT_AFTER_DEFINING,
                          AFTER("grayscale_solution"): [SEGFAULT], AFTER("matmul_solution"): [KILL_SELF]}},
         "hider": {A01: {AFTER("setup"): [HIDER],
@@ -411,6 +427,7 @@ EXPECTED = {  # learner -> assignment (or a refused file's stem) -> (points, sta
     "snooper": {A01: (0, (F, F, F)), A02: NOTHING},
     "patcher": {A01: (4, (F, P, P)), A02: (4, (F, P, P))},
     "swapper": {A01: (0, (F, F, F)), A02: NOTHING},
+    "trojan": {A01: (4, (F, P, P)), A02: NOTHING},
     "exiter": {A01: (4, (E, P, P)), A02: NOTHING},
     "hider": {A01: (2, (E, F, P)), A02: NOTHING},
     "twins": {A01: (4, (F, P, P)), A02: NOTHING},
