@@ -35,7 +35,8 @@ def assignments():
 
 def test_discovery_understands_both_layouts(tmp_path):
     for relative in ("alice/01_kernels_in_python.ipynb", "submitted/bob/ps01/01_kernels_in_python.ipynb",
-                     "carol/.ipynb_checkpoints/01_kernels_in_python-checkpoint.ipynb", "stray.ipynb"):
+                     "carol/.ipynb_checkpoints/01_kernels_in_python-checkpoint.ipynb", "stray.ipynb",
+                     "roster.csv"):
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / relative).write_text("{}")
     found, orphans = find_learners(tmp_path)

@@ -116,11 +116,12 @@ def find_learners(root: Path) -> tuple[list[Learner], list[Path]]:
         tops += [(nbgrader, entry) for entry in sorted(os.listdir(nbgrader))]
     for parent, name in tops:
         path = parent / name
-        if name.startswith("."):
-            continue
-        if name.endswith(SUFFIX) and not stat.S_ISDIR(os.lstat(path).st_mode):
+        mode = os.lstat(path).st_mode
+        if name.startswith(".") or (stat.S_ISREG(mode) and not name.endswith(SUFFIX)):
+            continue  # hidden entries, and files such as a class list beside the learners' folders
+        if name.endswith(SUFFIX) and not stat.S_ISDIR(mode):
             orphans.append(path)
-        elif name not in learners:
+        elif name not in learners:  # a folder, or a link or FIFO standing where a learner's folder would
             learners[name] = _learner(path, name)
     return [learners[name] for name in sorted(learners)], orphans
 
