@@ -7,9 +7,9 @@
    timing included) graded by ``python -m gpusim.grade --jobs JOBS``, with bubblewrap and with
    ``--sandbox off``: wall-clock seconds of the whole run.
 2. The cost of the sandbox per notebook: a notebook starts at least one learner worker (W1: the setup cell,
-   which imports utils, torch and numba) and one kernel runner (W2: gpusim and numba's compiler). Each is
-   started --repeat times, one at a time, with and without bubblewrap; the difference of the medians is the
-   sandbox's overhead per start.
+   which imports utils, torch and numba) and one kernel runner (W2: gpusim and numba's compiler). Each, and
+   a bare ``python -c pass``, is started --repeat times, one at a time, with and without bubblewrap in
+   turns; the difference of the medians is the sandbox's overhead per start.
 """
 
 import argparse
@@ -59,11 +59,20 @@ def grade_class(folder: Path, jobs: int, sandbox: str) -> float:
     return time.perf_counter() - start
 
 
-def start_worker(sandbox: Sandbox, module: str, setup: str, learner: bool) -> float:
-    """Seconds from starting a worker to its ready message (W1 after running ``setup``)."""
+STARTS = {"bare": "bare Python (python -c pass)", "learner": "learner worker W1 (setup cell)",
+          "runner": "kernel runner W2"}
+
+
+def start_worker(sandbox: Sandbox, module: str, setup: str, what: str) -> float:
+    """Seconds from starting a worker to its ready message (W1 after running ``setup``), or to the exit of
+    a bare Python."""
     limits = Limits(START_DEADLINE_S, START_DEADLINE_S, 2 * 2**30)
     start = time.perf_counter()
-    if learner:
+    if what == "bare":
+        launch = sandbox.launch([sys.executable, "-c", "pass"], {}, None)
+        subprocess.run(launch.argv, env=launch.env, cwd=launch.cwd, user=launch.user, check=True)
+        return time.perf_counter() - start
+    if what == "learner":
         launch = sandbox.launch([sys.executable, "-P", "-m", "gpusim.grade.worker"], LEARNER_ENV,
                                 ("notebook.ipynb", b"{}"))
         message = {"type": "start", "module": module, "cells": [[0, "setup", setup]],
@@ -87,32 +96,37 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--save", action="store_true")
+    parser.add_argument("--no-class", action="store_true", help="only the worker starts")
     args = parser.parse_args()
     lines = [f"gpusim.grade speed, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", f"machine: {machine()}"]
-    with tempfile.TemporaryDirectory() as scratch:
-        folder = Path(scratch) / "class"
-        write_class(folder, ROOT / "solutions" / f"{learners.A01}.ipynb")
-        notebooks = len(list(folder.rglob("*.ipynb")))
-        for sandbox in ("bwrap", "off"):
-            seconds = grade_class(folder, args.jobs, sandbox)
-            lines.append(f"fixture class ({notebooks} notebooks, --jobs {args.jobs}, --sandbox {sandbox}): "
-                         f"{seconds:.1f} s")
+    if not args.no_class:
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = Path(scratch) / "class"
+            write_class(folder, ROOT / "solutions" / f"{learners.A01}.ipynb")
+            notebooks = len(list(folder.rglob("*.ipynb")))
+            for sandbox in ("bwrap", "off"):
+                seconds = grade_class(folder, args.jobs, sandbox)
+                lines.append(f"fixture class ({notebooks} notebooks, --jobs {args.jobs}, "
+                             f"--sandbox {sandbox}): {seconds:.1f} s")
     assignment = load_assignment(ROOT / "solutions" / f"{learners.A01}.ipynb")
     setup = assignment.cells[0].source
-    medians = {}
-    for mode in ("bwrap", "off"):
-        sandbox = Sandbox(mode)
-        try:
-            for learner in (True, False):
-                times = [start_worker(sandbox, assignment.module, setup, learner) for _ in range(args.repeat)]
-                medians[mode, learner] = statistics.median(times)
-        finally:
+    sandboxes = {mode: Sandbox(mode) for mode in ("bwrap", "off")}
+    times: dict[tuple[str, str], list[float]] = {}
+    try:
+        for _ in range(args.repeat):  # the two modes take turns, so that the machine's load hits both alike
+            for mode, sandbox in sandboxes.items():
+                for what in STARTS:
+                    times.setdefault((mode, what), []).append(start_worker(sandbox, assignment.module, setup,
+                                                                           what))
+    finally:
+        for sandbox in sandboxes.values():
             sandbox.close()
-    for learner, name in ((True, "learner worker W1 (setup cell)"), (False, "kernel runner W2")):
-        with_, without = medians["bwrap", learner], medians["off", learner]
+    medians = {key: statistics.median(values) for key, values in times.items()}
+    for what, name in STARTS.items():
+        with_, without = medians["bwrap", what], medians["off", what]
         lines.append(f"{name} start, median of {args.repeat}: {with_:.2f} s in bubblewrap, {without:.2f} s "
                      f"without: {with_ - without:+.2f} s")
-    overhead = sum(medians["bwrap", learner] - medians["off", learner] for learner in (True, False))
+    overhead = sum(medians["bwrap", what] - medians["off", what] for what in ("learner", "runner"))
     lines.append(f"sandbox overhead per notebook (one W1 and one W2 start): {overhead:+.2f} s")
     print("\n".join(lines))
     if args.save:
