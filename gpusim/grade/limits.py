@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import resource
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from . import wire
 
@@ -28,9 +28,6 @@ class Limits:
 
     def resources(self) -> dict:
         return {"memory_bytes": self.memory_bytes}
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _tasks_of_this_user() -> int:

@@ -9,8 +9,8 @@ then drops to a user id of its own (no capabilities, ``no_new_privs``); otherwis
 instructor's account. Killing the sandbox's first process ends its PID namespace and every process in it.
 
 Without bubblewrap (macOS, containers without user namespaces, or ``--sandbox off``), a worker is an ordinary
-process in its own session with the same resource limits, as an unprivileged user when the grader is root;
-:data:`UNCONFINED` says what that leaves open.
+process in its own session with the same resource limits, run as a user id of its own when the grader is root
+and that user can reach Python; :data:`UNCONFINED` says what that leaves open.
 """
 
 from __future__ import annotations
