@@ -104,10 +104,12 @@ def main() -> None:
             folder = Path(scratch) / "class"
             write_class(folder, ROOT / "solutions" / f"{learners.A01}.ipynb")
             notebooks = len(list(folder.rglob("*.ipynb")))
-            for sandbox in ("bwrap", "off"):
-                seconds = grade_class(folder, args.jobs, sandbox)
+            seconds = {sandbox: grade_class(folder, args.jobs, sandbox) for sandbox in ("bwrap", "off")}
+            for sandbox, value in seconds.items():
                 lines.append(f"fixture class ({notebooks} notebooks, --jobs {args.jobs}, "
-                             f"--sandbox {sandbox}): {seconds:.1f} s")
+                             f"--sandbox {sandbox}): {value:.1f} s")
+            difference = (seconds["bwrap"] - seconds["off"]) / notebooks
+            lines.append(f"  difference per notebook: {difference:+.2f} s")
     assignment = load_assignment(ROOT / "solutions" / f"{learners.A01}.ipynb")
     setup = assignment.cells[0].source
     sandboxes = {mode: Sandbox(mode) for mode in ("bwrap", "off")}
@@ -122,12 +124,16 @@ def main() -> None:
         for sandbox in sandboxes.values():
             sandbox.close()
     medians = {key: statistics.median(values) for key, values in times.items()}
+
+    def spread(mode: str, what: str) -> str:
+        return f"{medians[mode, what]:.2f} s ({min(times[mode, what]):.2f}-{max(times[mode, what]):.2f})"
+
+    lines.append(f"worker starts, median (min-max) of {args.repeat}, in bubblewrap / without:")
     for what, name in STARTS.items():
-        with_, without = medians["bwrap", what], medians["off", what]
-        lines.append(f"{name} start, median of {args.repeat}: {with_:.2f} s in bubblewrap, {without:.2f} s "
-                     f"without: {with_ - without:+.2f} s")
+        lines.append(f"  {name}: {spread('bwrap', what)} / {spread('off', what)}: "
+                     f"{medians['bwrap', what] - medians['off', what]:+.2f} s")
     overhead = sum(medians["bwrap", what] - medians["off", what] for what in ("learner", "runner"))
-    lines.append(f"sandbox overhead per notebook (one W1 and one W2 start): {overhead:+.2f} s")
+    lines.append(f"  one W1 and one W2 start (a notebook's least): {overhead:+.2f} s")
     print("\n".join(lines))
     if args.save:
         RESULTS.write_text("\n".join(lines) + "\n")
