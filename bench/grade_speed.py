@@ -15,6 +15,7 @@
 import argparse
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -71,7 +72,10 @@ def start_worker(sandbox: Sandbox, module: str, setup: str, what: str) -> float:
     if what == "bare":
         launch = sandbox.launch([sys.executable, "-c", "pass"], {}, None)
         subprocess.run(launch.argv, env=launch.env, cwd=launch.cwd, user=launch.user, check=True)
-        return time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        for folder in launch.cleanup:
+            shutil.rmtree(folder)
+        return seconds
     if what == "learner":
         launch = sandbox.launch([sys.executable, "-P", "-m", "gpusim.grade.worker"], LEARNER_ENV,
                                 ("notebook.ipynb", b"{}"))

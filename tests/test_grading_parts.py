@@ -273,6 +273,14 @@ def test_a_silent_worker_is_killed_at_its_deadline_with_its_children():
     assert _living_in_group(channel.process.pid) == 0
 
 
+def test_a_worker_that_cannot_start_leaves_no_folder(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    with pytest.raises(OSError):
+        Channel(Launch([str(tmp_path / "no-such-python")], {}, "/", (), None, (home,)))
+    assert not home.exists()
+
+
 def test_a_worker_that_dies_says_how():
     channel = _channel("import os, sys\nsys.stderr.write('about to go\\n')\nsys.stderr.flush()\nos._exit(7)")
     with pytest.raises(WorkerDied, match="exit status 7; last words: about to go"):

@@ -59,6 +59,9 @@ class Channel:
             self.process = subprocess.Popen(
                 launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 cwd=launch.cwd, env=launch.env, pass_fds=launch.pass_fds, start_new_session=True, **user)
+        except OSError:
+            self._remove_folders()
+            raise
         finally:
             for fd in launch.pass_fds:
                 os.close(fd)
@@ -114,6 +117,9 @@ class Channel:
                 pipe.close()
             except OSError:
                 pass
+        self._remove_folders()
+
+    def _remove_folders(self) -> None:
         for folder in self.cleanup:
             shutil.rmtree(folder, ignore_errors=True)
 
