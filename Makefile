@@ -8,6 +8,7 @@ START_PAGE := notebooks/00_start_here.ipynb
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 SUBMISSIONS ?=
 OUT ?= graded
+GRADE_ARGS ?=
 PYTEST_ARGS ?= -n auto
 
 .PHONY: lab test lint exercises grade venv-ok clean-venv
@@ -22,10 +23,11 @@ test: $(VENV)/.dev-installed
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 
-# Grade a folder of submitted exercise notebooks, each in a sandboxed process: OUT/grades.csv and OUT/feedback/.
+# Grade a folder of submitted exercise notebooks, each in sandboxed workers: OUT/grades.csv and OUT/feedback/.
+# GRADE_ARGS passes options on, e.g. GRADE_ARGS="--sandbox bwrap --jobs 8" (python -m gpusim.grade --help).
 grade: $(VENV)/.runtime-installed
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/folder [OUT=graded]"; exit 2; }
-	$(PY) -m gpusim.grade "$(SUBMISSIONS)" --out "$(OUT)"
+	$(PY) -m gpusim.grade "$(SUBMISSIONS)" --out "$(OUT)" $(GRADE_ARGS)
 
 exercises: $(VENV)/.dev-installed
 	$(PY) tools/make_exercises.py

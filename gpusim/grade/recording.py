@@ -10,8 +10,9 @@ judging them.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -64,6 +65,7 @@ def planned_steps(module: ModuleType, function_name: str, arg_count: int, keywor
     """The Tasks ``module.<function_name>(<arg_count learner objects>, **keywords)`` would check, in order."""
     steps: list[Step] = []
     with hooks_replaced(module, lambda task, learner: steps.append(Step(KERNEL, task)),
-                        lambda task, function, call, extra: steps.append(Step(FUNCTION, task))):
+                        lambda task, function, call, extra: steps.append(Step(FUNCTION, task))), \
+            redirect_stdout(io.StringIO()):  # a check's success line, printed with stand-ins
         getattr(module, function_name)(*(StandIn() for _ in range(arg_count)), **keywords)
     return tuple(steps)

@@ -37,7 +37,8 @@ def write_csv(grades: list[SubmissionGrade], path: Path) -> None:
         writer.writerow(CSV_COLUMNS)
         for grade in _ordered(grades):
             if not grade.tasks:
-                writer.writerow([grade.learner, grade.assignment, "-", 0, 0, "error", grade.problem])
+                writer.writerow([grade.learner, grade.assignment, "-", 0, 0, grade.problem_status,
+                                 grade.problem])
             for task in grade.tasks:
                 writer.writerow([grade.learner, grade.assignment, task.task.grade_id, number(task.points),
                                  number(task.task.points), task.status, task.reason])
@@ -88,15 +89,20 @@ def write_feedback(grades: list[SubmissionGrade], folder: Path) -> None:
         path.write_text(feedback_text(grade))
 
 
-def summary(grades: list[SubmissionGrade], seconds: float, jobs: int) -> str:
-    """Counts per status and per task, and the slowest submissions."""
+def summary(grades: list[SubmissionGrade], seconds: float, jobs: int, isolation: list[str]) -> str:
+    """Counts per status and per task, the slowest submissions, and what the sandbox guaranteed."""
     learners = {grade.learner for grade in grades}
     handed_in = [grade for grade in grades if grade.path]
     rows = [(grade, task) for grade in _ordered(grades) for task in grade.tasks]
     lines = [f"Graded {_count(len(handed_in), 'notebook')} of {_count(len(learners), 'learner')} in "
-             f"{seconds:.1f} s ({jobs} at a time).",
-             "Statuses: " + ", ".join(f"{status} {sum(t.status == status for _, t in rows)}"
-                                      for status in STATUSES)]
+             f"{seconds:.1f} s ({jobs} at a time).", *isolation]
+    ungated = [grade for grade in handed_in if grade.ungated]
+    if ungated:
+        lines.append(f"WARNING: the kernels of {_count(len(ungated), 'notebook')} ran without Numba's "
+                     f"compile check, so such a kernel could tamper with the gpusim that runs it "
+                     f"({ungated[0].ungated})")
+    lines.append("Statuses: " + ", ".join(f"{status} {sum(t.status == status for _, t in rows)}"
+                                          for status in STATUSES))
     per_task: dict[str, Counter] = {}
     for grade, task in rows:
         per_task.setdefault(f"{grade.assignment}/{task.task.grade_id}", Counter())[task.status] += 1

@@ -9,6 +9,8 @@ itself. Every other code cell runs as the learner wrote it, in the learner's ord
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +31,34 @@ class Prepared:
     notes: tuple[str, ...]  # restored cells, for the feedback
 
 
-def read_notebook(path: Path) -> list[dict]:
-    """The cells of a submitted notebook; Unreadable when it is not a Jupyter notebook."""
+def read_regular_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``, opened without following a symbolic link and
+    without waiting on a FIFO; Unreadable for anything else."""
     try:
-        notebook = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as error:
-        raise Unreadable(f"the file cannot be read as notebook JSON ({error})") from None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise Unreadable(f"`{path.name}` cannot be opened as a plain file ({error.strerror})") from None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Unreadable(f"`{path.name}` is not a regular file")
+        data = file.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise Unreadable(f"`{path.name}` is larger than the limit of {max_bytes / 2**20:.0f} MiB per "
+                         f"notebook")
+    return data
+
+
+def read_notebook(path: Path, max_bytes: int) -> list[dict]:
+    """The cells of a submitted notebook; Unreadable when it is not a Jupyter notebook."""
+    return parse_notebook(read_regular_file(path, max_bytes))
+
+
+def parse_notebook(data: bytes) -> list[dict]:
+    """The cells of a notebook's bytes; Unreadable when they are not a Jupyter notebook."""
+    try:
+        notebook = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise Unreadable(f"the file cannot be read as notebook JSON ({str(error)[:200]})") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):
         raise Unreadable("the file is JSON but not a Jupyter notebook (it has no list of cells)")

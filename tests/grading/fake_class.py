@@ -33,7 +33,16 @@ def _solved(assignment: str) -> dict:
     return released
 
 
+def released_stub(assignment: str, grade_id: str) -> str:
+    """A solution cell as handed out, before the learner types anything."""
+    released = json.loads(exercise_text(SOLUTIONS / f"{assignment}.ipynb"))
+    return next("".join(cell["source"]) for cell in released["cells"]
+                if _nbgrader(cell).get("grade_id") == grade_id)
+
+
 def _learner_notebook(assignment: str, replacements: dict) -> dict:
+    """The solved notebook with cells replaced by grade_id (None deletes one, UNSOLVED restores the stub) and
+    new code cells inserted after a cell, under the key ``("after", grade_id)``."""
     released = json.loads(exercise_text(SOLUTIONS / f"{assignment}.ipynb"))
     stubs = {_nbgrader(cell).get("grade_id"): cell["source"] for cell in released["cells"]}
     notebook = copy.deepcopy(_solved(assignment))
@@ -46,6 +55,9 @@ def _learner_notebook(assignment: str, replacements: dict) -> dict:
                 continue
             cell["source"] = stubs[grade_id] if new == learners.UNSOLVED else new.lstrip("\n")
         kept.append(cell)
+        for source in replacements.get(("after", grade_id), ()) if grade_id else ():
+            kept.append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                         "source": source.lstrip("\n")})
     notebook["cells"] = kept
     return notebook
 
