@@ -212,7 +212,7 @@ def test_the_grader_sees_every_width_the_factory_check_runs():
     assert [s.task.name for s in visible] == ["make_tiled_matmul(8)", "make_tiled_matmul(16)"]
     assert [s.task.name for s in hidden] == ["make_tiled_matmul(8)", "make_tiled_matmul(16)",
                                              f"make_tiled_matmul({part05.HIDDEN_WIDTH})"]
-    assert len(hidden[0].task.cases) == len(part05.SIZES) + len(part05.HIDDEN_SIZES)
+    assert len(hidden[0].task.cases) == len(part05.FACTORY_SIZES) + len(part05.FACTORY_HIDDEN_SIZES)
 
 
 def test_factory_check_refuses_what_is_not_a_factory():

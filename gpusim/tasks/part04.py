@@ -14,6 +14,8 @@ hard-coded ``blockIdx.x * 128`` fails). The sigmoid inputs include |x| up to 3e3
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .common import Budget, Case, Output, Task, check, make_cases
@@ -163,7 +165,7 @@ TRANSPOSE = Task(
     name="transpose",
     cases=make_cases([{"rows": r, "cols": c}
                       for r, c in ((70, 33), (33, 70), (3, 5), (1, 1), (32, 32), (1, 40), (40, 1))]),
-    hidden_sizes=tuple({"rows": r, "cols": c} for r, c in ((97, 2), (5, 67), (64, 40))),
+    hidden_sizes=tuple({"rows": r, "cols": c} for r, c in ((65, 2), (3, 67))),
     make_args=_transpose_args,
     outputs=(Output("out"),),
     reference=lambda case, args: {"out": args["a"].astype(np.float64).T},
@@ -291,10 +293,12 @@ SIGMOID3_BACKWARD = Task(
 
 
 def check_sigmoid3_backward(kernel, seeds=None) -> None:
-    """Check cell of the recomputation exercise. NumPy's overflow warnings are off while it runs: a GPU
-    overflows to infinity silently, and the check reports the NaN or infinity that results."""
+    """Check cell of the recomputation exercise. NumPy's overflow warnings are off while it runs (a filter,
+    since np.errstate does not reach the greenlets gpusim runs threads in): a GPU overflows to infinity
+    silently, and the check reports the NaN or infinity that results."""
     task = SIGMOID3_BACKWARD.with_seeds(seeds) if seeds else SIGMOID3_BACKWARD
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         check(task, {"kernel": kernel})
 
 
