@@ -19,6 +19,9 @@ import time
 from collections import namedtuple
 
 MODE_VARIABLE = "COURSE_MODE"
+COURSE_ROOT = os.path.dirname(os.path.abspath(__file__))
+if COURSE_ROOT not in sys.path:  # lessons import bench.* (GPU measurements and their recorded results)
+    sys.path.append(COURSE_ROOT)
 
 
 def _cuda_device_count() -> int:

@@ -11,19 +11,22 @@ Writes gpu_attention_<device>.json and .txt into --out (default bench/results).
 """
 
 import argparse
-import json
 import math
 import os
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
-from numba import cuda
+if __package__ in (None, ""):  # run as a script: make `bench` importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_matmul import device_tag, kernel_resources, time_ms  # noqa: E402
-from kernels import attention as at  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from numba import cuda  # noqa: E402
+
+from bench.common import device_name, kernel_resources, time_ms, write_json  # noqa: E402
+from bench.kernels import attention as at  # noqa: E402
+
+SHAPES = ((16, 4096, 64), (4, 16384, 64))  # (B*H, N, d)
 
 
 def unfused(q, k, v, causal, mask):
@@ -52,6 +55,7 @@ def reference(q, k, v, rows, causal):
 
 
 def versions(causal, explore, explore6=False):
+    """(name, launch) of every Numba version for head dimension 64, in teaching order."""
     D = 64
     v = [
         ("numba 1 row-per-thread", at.make_flash_row(D, causal)),
@@ -74,22 +78,24 @@ def versions(causal, explore, explore6=False):
     return v
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
-    ap.add_argument("--explore", action="store_true")
-    ap.add_argument("--explore6", action="store_true", help="variants of version 6")
-    ap.add_argument("--quick", action="store_true", help="only the first shape")
-    ap.add_argument("--only", default="", help="comma-separated name substrings of the Numba versions to run")
-    args = ap.parse_args()
-    only = [x for x in args.only.split(",") if x]
+def measure(shapes=SHAPES, causals=(False, True), only=(), explore=False, explore6=False, on_row=None):
+    """{meta, results}: PyTorch unfused and SDPA, then every Numba version (or those whose names contain a
+    string of `only`), for each shape and causal flag; `on_row(partial)` is called after each case.
+    Each version is compiled once per causal flag and reused for every shape."""
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    dev = torch.cuda.get_device_name()
-    shapes = [(16, 4096, 64), (4, 16384, 64)]
-    if args.quick:
-        shapes = shapes[:1]
+    meta = dict(device=device_name(), dtype="float32", tf32=False, torch=torch.__version__,
+                timing="CUDA events, median of repeats after a warm-up call",
+                flops="4*BH*N^2*d (x0.5 causal)",
+                error="||O-ref||/||ref|| on 512 sampled query rows, all heads")
     rows_out = []
+    numba_versions = {causal: [(name, f) for name, f in versions(causal, explore, explore6)
+                               if not only or any(x in name for x in only)] for causal in causals}
+
+    def partial():
+        add_ratios(rows_out)
+        return dict(meta=meta, results=rows_out)
+
     for BH, N, D in shapes:
         torch.manual_seed(BH + N)
         q, k, v = (torch.randn(BH, N, D, device="cuda", dtype=torch.float32) for _ in range(3))
@@ -98,7 +104,7 @@ def main():
         # Numba takes the PyTorch tensors directly through the CUDA array interface (no copy):
         dev_args = tuple(cuda.as_cuda_array(t) for t in (q, k, v, out, lse))
         sample = torch.randperm(N, device="cuda")[:512].sort().values
-        for causal in (False, True):
+        for causal in causals:
             flops = 4.0 * BH * N * N * D * (0.5 if causal else 1.0)
             ref_o, ref_lse = reference(q, k, v, sample, causal)
             ref_norm = torch.linalg.norm(ref_o).item()
@@ -108,11 +114,7 @@ def main():
                 ("torch unfused", lambda qkv=qkv, c=causal, m=mask: unfused(*qkv, c, m), None),
                 ("torch SDPA", lambda qkv=qkv, c=causal: sdpa(*qkv, c), None),
             ]
-            cases += [
-                (name, (lambda f=f, a=dev_args: f(*a)), f.kernel)
-                for name, f in versions(causal, args.explore, args.explore6)
-                if not only or any(x in name for x in only)
-            ]
+            cases += [(name, (lambda f=f, a=dev_args: f(*a)), f.kernel) for name, f in numba_versions[causal]]
             for name, fn, kernel in cases:
                 is_numba = kernel is not None
                 try:
@@ -143,21 +145,9 @@ def main():
                     free1 = cuda.current_context().get_memory_info().free
                     del res
                     med, times = time_ms(fn, budget_s=2.0, max_reps=20)
-                    r = dict(
-                        BH=BH,
-                        N=N,
-                        D=D,
-                        causal=causal,
-                        name=name,
-                        ms=med,
-                        tflops=flops / med / 1e9,
-                        rel_err=err,
-                        lse_max_abs_err=lse_err,
-                        extra_bytes=extra,
-                        reps=len(times),
-                        first_call_s=first_s,
-                        all_times_ms=times,
-                    )
+                    r = dict(BH=BH, N=N, D=D, causal=causal, name=name, ms=med, tflops=flops / med / 1e9,
+                             rel_err=err, lse_max_abs_err=lse_err, extra_bytes=extra, reps=len(times),
+                             first_call_s=first_s, all_times_ms=times)
                     if is_numba:
                         r["numba_free_mem_delta"] = free0 - free1
                         r.update(kernel_resources(kernel))
@@ -172,8 +162,14 @@ def main():
                     rows_out.append(
                         dict(BH=BH, N=N, D=D, causal=causal, name=name, error=f"{type(e).__name__}: {e}")
                     )
+                if on_row:
+                    on_row(partial())
             del mask, cases
-    # ratios against the PyTorch baselines of the same shape
+    return partial()
+
+
+def add_ratios(rows_out):
+    """Each row's speed-up over unfused PyTorch and its time relative to SDPA, at the same shape."""
     for r in rows_out:
         if "ms" not in r:
             continue
@@ -186,25 +182,15 @@ def main():
             r["speedup_vs_unfused"] = same["torch unfused"]["ms"] / r["ms"]
         if "torch SDPA" in same:
             r["ratio_vs_sdpa"] = r["ms"] / same["torch SDPA"]["ms"]
-    tag = device_tag()
-    os.makedirs(args.out, exist_ok=True)
-    meta = dict(
-        device=dev,
-        dtype="float32",
-        tf32=False,
-        torch=torch.__version__,
-        timing="CUDA events, median of repeats after a warm-up call",
-        flops="4*BH*N^2*d (x0.5 causal)",
-        error="||O-ref||/||ref|| on 512 sampled query rows, all heads",
-    )
-    with open(os.path.join(args.out, f"gpu_attention_{tag}.json"), "w") as f:
-        json.dump(dict(meta=meta, results=rows_out), f, indent=1)
+
+
+def table(data):
     lines = [
-        f"attention float32 (TF32 off) on {dev}",
+        f"attention float32 (TF32 off) on {data['meta']['device']}",
         f"{'shape':26s} {'version':32s} {'ms':>8s} {'TFLOP/s':>7s} {'vs unf':>6s} {'/SDPA':>6s} "
         f"{'rel err':>8s} {'extra MiB':>9s}",
     ]
-    for r in rows_out:
+    for r in data["results"]:
         shape = f"BH={r['BH']} N={r['N']} {'causal' if r['causal'] else 'full'}"
         if "ms" in r:
             lines.append(
@@ -214,8 +200,27 @@ def main():
             )
         else:
             lines.append(f"{shape:26s} {r['name']:32s} {r['error']}")
-    txt = "\n".join(lines)
-    with open(os.path.join(args.out, f"gpu_attention_{tag}.txt"), "w") as f:
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    ap.add_argument("--explore", action="store_true")
+    ap.add_argument("--explore6", action="store_true", help="variants of version 6")
+    ap.add_argument("--quick", action="store_true", help="only the first shape")
+    ap.add_argument("--only", default="", help="comma-separated name substrings of the Numba versions to run")
+    args = ap.parse_args()
+    only = [x for x in args.only.split(",") if x]
+    shapes = SHAPES[:1] if args.quick else SHAPES
+
+    def save(partial):
+        return write_json(args.out, "gpu_attention", partial)
+
+    data = measure(shapes, only=only, explore=args.explore, explore6=args.explore6, on_row=save)
+    path = save(data)
+    txt = table(data)
+    with open(path[: -len(".json")] + ".txt", "w") as f:
         f.write(txt + "\n")
     print(txt)
 

@@ -9,54 +9,18 @@ thread.  Writes gpu_matmul_<device>.json and .txt into --out (default bench/resu
 """
 
 import argparse
-import json
 import os
 import sys
 import time
 
-import torch
-from numba import cuda
+if __package__ in (None, ""):  # run as a script: make `bench` importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kernels import matmul as mm  # noqa: E402
+import torch  # noqa: E402
+from numba import cuda  # noqa: E402
 
-
-def device_tag():
-    name = torch.cuda.get_device_name()
-    for tag in ("H200", "H100", "A100", "L4", "T4"):
-        if tag in name:
-            return tag
-    return name.replace(" ", "_")
-
-
-def time_ms(fn, budget_s=1.5, max_reps=30, min_reps=3):
-    """Median milliseconds of fn() over repeats, each bracketed by CUDA events (fn already warmed up)."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    t_end = time.perf_counter() + budget_s
-    while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() < t_end):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2], times
-
-
-def kernel_resources(kernel):
-    out = {}
-    for key, getter in (
-        ("regs_per_thread", "get_regs_per_thread"),
-        ("local_bytes_per_thread", "get_local_mem_per_thread"),
-        ("shared_bytes_per_block", "get_shared_mem_per_block"),
-    ):
-        try:
-            v = getattr(kernel, getter)()
-            out[key] = list(v.values())[0] if isinstance(v, dict) else v
-        except Exception as e:  # noqa: BLE001 -- informational only
-            out[key] = f"n/a ({type(e).__name__})"
-    return out
+from bench.common import device_name, kernel_resources, time_ms, write_json  # noqa: E402
+from bench.kernels import matmul as mm  # noqa: E402
 
 
 def versions(explore):
@@ -119,17 +83,11 @@ def versions(explore):
     return v
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=4096)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
-    ap.add_argument("--explore", action="store_true")
-    ap.add_argument("--only", default="", help="comma-separated name substrings of the versions to run")
-    args = ap.parse_args()
-    n = args.n
+def measure(n=4096, explore=False, only=(), on_row=None):
+    """{meta, results}: every version (or those whose names contain a string of `only`) between two cuBLAS
+    runs; `on_row(partial)` is called after each version with what is measured so far."""
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    dev = torch.cuda.get_device_name()
     flops = 2.0 * n**3
     torch.manual_seed(0)
     A = torch.randn(n, n, device="cuda", dtype=torch.float32)
@@ -139,13 +97,21 @@ def main():
     ref_norm = torch.linalg.norm(ref).item()
     # Numba reads the tensors through __cuda_array_interface__; wrap once to skip that per launch.
     dA, dB, dC = cuda.as_cuda_array(A), cuda.as_cuda_array(B), cuda.as_cuda_array(C)
+    meta = dict(device=device_name(), n=n, dtype="float32", tf32=False, torch=torch.__version__,
+                timing="CUDA events, median of repeats after a warm-up call", flops=flops)
+    rows = []
 
     def rel_err():
         if not torch.isfinite(C).all():
             return float("nan")
         return (torch.linalg.norm(C.double() - ref).item()) / ref_norm
 
-    rows = []
+    def partial():
+        cublas = min((r["ms"] for r in rows if r["name"].startswith("cuBLAS")), default=None)
+        for r in rows:
+            if "ms" in r and cublas:
+                r["frac_cublas"] = cublas / r["ms"]
+        return dict(meta=meta, results=rows)
 
     def record(name, fn, kernel, what):
         C.fill_(float("nan"))
@@ -156,28 +122,19 @@ def main():
         err = rel_err()
         med, times = time_ms(fn)
         med2, _ = time_ms(fn, budget_s=0.5, max_reps=10)  # second series: the spread between the two is noise
-        r = dict(
-            name=name,
-            what=what,
-            ms=med,
-            ms_repeat=med2,
-            tflops=flops / med / 1e9,
-            rel_err=err,
-            reps=len(times),
-            first_call_s=warm_s,
-        )
+        r = dict(name=name, what=what, ms=med, ms_repeat=med2, tflops=flops / med / 1e9, rel_err=err,
+                 reps=len(times), first_call_s=warm_s)
         if kernel is not None:
             r.update(kernel_resources(kernel))
         rows.append(r)
-        print(
-            f"{name:45s} {med:9.3f} ms  {r['tflops']:6.2f} TFLOP/s  err {err:.1e}  "
-            f"regs {r.get('regs_per_thread', '-')}  local {r.get('local_bytes_per_thread', '-')}",
-            flush=True,
-        )
+        print(f"{name:45s} {med:9.3f} ms  {r['tflops']:6.2f} TFLOP/s  err {err:.1e}  "
+              f"regs {r.get('regs_per_thread', '-')}  local {r.get('local_bytes_per_thread', '-')}",
+              flush=True)
+        if on_row:
+            on_row(partial())
 
     record("cuBLAS torch.matmul", lambda: torch.matmul(A, B, out=C), None, "TF32 off")
-    only = [x for x in args.only.split(",") if x]
-    for name, launch, kernel, what in versions(args.explore):
+    for name, launch, kernel, what in versions(explore):
         if only and not any(x in name for x in only):
             continue
         try:
@@ -186,26 +143,13 @@ def main():
             print(f"{name}: FAILED {type(e).__name__}: {e}", flush=True)
             rows.append(dict(name=name, what=what, error=f"{type(e).__name__}: {e}"))
     record("cuBLAS torch.matmul (again)", lambda: torch.matmul(A, B, out=C), None, "TF32 off")
-    cublas = min(r["ms"] for r in rows if r["name"].startswith("cuBLAS"))
-    for r in rows:
-        if "ms" in r:
-            r["frac_cublas"] = cublas / r["ms"]
-    tag = device_tag()
-    os.makedirs(args.out, exist_ok=True)
-    meta = dict(
-        device=dev,
-        n=n,
-        dtype="float32",
-        tf32=False,
-        torch=torch.__version__,
-        numba_cuda=__import__("numba_cuda").__version__ if _has("numba_cuda") else "?",
-        timing="CUDA events, median of repeats after a warm-up call",
-        flops=flops,
-    )
-    with open(os.path.join(args.out, f"gpu_matmul_{tag}.json"), "w") as f:
-        json.dump(dict(meta=meta, results=rows), f, indent=1)
+    return partial()
+
+
+def table(data):
+    meta, rows = data["meta"], data["results"]
     lines = [
-        f"matmul {n}^3 float32, TF32 off, on {dev}",
+        f"matmul {meta['n']}^3 float32, TF32 off, on {meta['device']}",
         f"{'version':45s} {'ms':>9s} {'TFLOP/s':>8s} "
         f"{'x cuBLAS':>8s} {'rel err':>8s} {'regs':>5s} {'local':>5s}",
     ]
@@ -218,18 +162,27 @@ def main():
             )
         else:
             lines.append(f"{r['name']:45s} {r['error']}")
-    txt = "\n".join(lines)
-    with open(os.path.join(args.out, f"gpu_matmul_{tag}.txt"), "w") as f:
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    ap.add_argument("--explore", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated name substrings of the versions to run")
+    args = ap.parse_args()
+    only = [x for x in args.only.split(",") if x]
+
+    def save(partial):
+        return write_json(args.out, "gpu_matmul", partial)
+
+    data = measure(args.n, args.explore, only, on_row=save)
+    path = save(data)
+    txt = table(data)
+    with open(path[: -len(".json")] + ".txt", "w") as f:
         f.write(txt + "\n")
     print(txt)
-
-
-def _has(mod):
-    try:
-        __import__(mod)
-        return True
-    except ImportError:
-        return False
 
 
 if __name__ == "__main__":

@@ -50,8 +50,13 @@ SCALAR_TYPES = ("boolean", "int8", "int16", "int32", "int64", "uint8", "uint16",
 LAYOUTS = ("C", "F", "A")
 
 GENERAL_HINT = CompileError.hint
+_ALLOCATION = ("A kernel cannot create arrays: a GPU thread has no memory allocator.",
+               "use cuda.local.array(n, float32) for a thread's own scratch, cuda.shared.array((n,), "
+               "float32) for a block's, or pass an output array to the kernel.")
 # (words in Numba's message, what they mean for a learner, hint)
 EXPLANATIONS = (
+    *((f"built-in function {name}>", *_ALLOCATION) for name in
+      ("zeros", "empty", "ones", "full", "arange", "array", "zeros_like", "empty_like", "ones_like", "copy")),
     ("NRT required", "A list, dict, set or string (printing one too) needs memory that a GPU kernel cannot "
      "allocate.", "use numbers and tuples, cuda.local.array(n, float32) or cuda.shared.array for scratch "
      "space, and print only numbers."),
@@ -65,6 +70,11 @@ EXPLANATIONS = (
      "decorate helper functions with @cuda.jit(device=True); pass data as arguments."),
     ("linear algebra", "np.linalg is not available inside a GPU kernel.",
      "compute it with loops in the kernel, or outside the kernel."),
+    ("list(", "A Python list cannot live in a GPU kernel.",
+     "use a tuple of numbers, cuda.local.array(n, dtype) or cuda.shared.array for scratch space."),
+    ("No implementation of function Function(<built-in function", "Numba has no GPU version of this function "
+     "for these arguments (NumPy's array functions mostly have none).",
+     "write the loop yourself: each thread computes its own elements from the arrays it reads."),
 )
 _NOISE = re.compile(r"^(During:|Failed in |<source elided>|\^|raised from|- Of which|Overload |"
                     r"Operator Overload|With argument|No match|There are \d+ candidate|\* \(|Rejected as|"

@@ -117,6 +117,7 @@ class Kernel:
             "threads": scheduler.blocks * nthreads,
             "barriers": scheduler.barriers,
             "max_block_barriers": scheduler.max_block_barriers,
+            "max_thread_collectives": scheduler.max_thread_collectives,
             "static_shared_bytes": scheduler.max_static_shared,
             "dynamic_shared_bytes": shared_bytes,
         }

@@ -23,13 +23,14 @@ _DESCRIPTIONS = {
     "max_thread_accesses": "element accesses (global and shared) of the busiest thread",
     "active_threads": "threads that read or wrote global or shared memory at least once",
     "max_block_barriers": "block-wide barriers completed by the busiest block (barrier steps)",
+    "max_thread_collectives": "warp collectives (shuffles, votes, syncwarp) of the busiest thread",
     "static_shared_bytes": "bytes of static shared arrays per block (the largest block)",
     "dynamic_shared_bytes": "bytes of dynamic shared memory per block, as launched",
 }
-LAUNCH_FIELDS = ("blocks", "threads", "barriers", "max_block_barriers", "static_shared_bytes",
-                 "dynamic_shared_bytes")
-MAX_FIELDS = frozenset({"max_block_barriers", "static_shared_bytes", "dynamic_shared_bytes",
-                        "max_thread_accesses"})
+LAUNCH_FIELDS = ("blocks", "threads", "barriers", "max_block_barriers", "max_thread_collectives",
+                 "static_shared_bytes", "dynamic_shared_bytes")
+MAX_FIELDS = frozenset({"max_block_barriers", "max_thread_collectives", "static_shared_bytes",
+                        "dynamic_shared_bytes", "max_thread_accesses"})
 
 
 def combine(totals, values):

@@ -44,6 +44,7 @@ class Scheduler(WarpCollectives, MemorySpaces):
         self.deadline = deadline
         self.barriers = 0
         self.max_block_barriers = 0
+        self.max_thread_collectives = 0
         self.max_static_shared = 0
         self.blocks = 0
         self.main = None
@@ -105,6 +106,7 @@ class Scheduler(WarpCollectives, MemorySpaces):
         self._snapshot()
         self.blocks += 1
         self.max_block_barriers = max(self.max_block_barriers, self.epoch)
+        self.max_thread_collectives = max(self.max_thread_collectives, max(t.wepoch for t in threads))
         self.max_static_shared = max(self.max_static_shared, self.static_shared_bytes)
 
     def _in_run_order(self, threads):

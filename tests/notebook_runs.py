@@ -25,6 +25,12 @@ def _describe(notebook, index: int) -> str:
 def run_notebook(path: Path) -> float:
     """Run a notebook top to bottom in CPU mode and return its seconds; a failing, stuck or dead cell raises
     NotebookFailed naming the notebook and the cell."""
+    return execute_notebook(path)[1]
+
+
+def execute_notebook(path: Path):
+    """Run a notebook top to bottom in CPU mode; return the executed notebook (with its outputs) and its
+    seconds. A failing, stuck or dead cell raises NotebookFailed naming the notebook and the cell."""
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
         notebook, timeout=CELL_TIMEOUT_S, kernel_name="python3",
@@ -44,7 +50,7 @@ def run_notebook(path: Path) -> float:
         kind = {CellTimeoutError: f"ran over {CELL_TIMEOUT_S} s", DeadKernelError: "killed the kernel"}.get(
             type(error), "raised")
         raise NotebookFailed(f"{name}, {_describe(notebook, index)}, {kind}:\n{str(error)[-3000:]}") from None
-    return time.perf_counter() - start
+    return notebook, time.perf_counter() - start
 
 
 def code_cells(path: Path) -> list[dict]:

@@ -260,3 +260,27 @@ def test_a_malformed_signature_is_refused(signature):
 def test_an_argument_a_kernel_cannot_take_is_named():
     with pytest.raises(gpusim.CompileError, match="argument 2 of the launch is list"):
         compilegate.signature_of((np.zeros(2), [1, 2]))
+
+
+def allocates_an_array(a):
+    scratch = np.zeros(4, np.float32)
+    a[0] = scratch[0]
+
+
+def multiplies_a_list(a):
+    scratch = [0] * 16
+    a[0] = scratch[0]
+
+
+def calls_np_dot(a):
+    a[0] = np.dot(a, a)
+
+
+@pytest.mark.parametrize("kernel, words", [
+    (allocates_an_array, "cannot create arrays"), (multiplies_a_list, "Python list"),
+    (calls_np_dot, "no GPU version of this function"),
+])
+def test_common_numpy_habits_get_a_specific_explanation(kernel, words):
+    with pytest.raises(gpusim.CompileError) as error:
+        gate(kernel, (np.zeros(4, np.float32),))
+    assert words in str(error.value) and "GPU kernel can use numbers" not in str(error.value)

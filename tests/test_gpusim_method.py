@@ -290,3 +290,33 @@ def test_places_are_named_as_a_learner_knows_them(monkeypatch):
     shell = types.SimpleNamespace(compile=Compiler())
     monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
     assert sites.place_name("/tmp/ipykernel_1/3036957314.py", 4) == "cell In[7], line 4"
+
+
+@cuda.jit
+def butterfly_sum(a, out):
+    value = a[cuda.threadIdx.x]
+    offset = 16
+    while offset > 0:
+        value += cuda.shfl_xor_sync(0xFFFFFFFF, value, offset)
+        offset //= 2
+    if cuda.threadIdx.x == 0:
+        out[0] = value
+
+
+@cuda.jit
+def lane_by_lane_sum(a, out):
+    value = a[cuda.threadIdx.x]
+    total = value
+    for lane in range(1, 32):
+        total += cuda.shfl_sync(0xFFFFFFFF, value, lane)
+    if cuda.threadIdx.x == 0:
+        out[0] = total
+
+
+@pytest.mark.parametrize("kernel, collectives", [(butterfly_sum, 5), (lane_by_lane_sum, 31)])
+@pytest.mark.parametrize("check", [True, False])
+def test_warp_collectives_of_the_busiest_thread_are_counted(kernel, collectives, check):
+    a, out = np.arange(32, dtype=np.float32), np.zeros(1, np.float32)
+    k = gpusim.jit(kernel, check=check)
+    k[1, 32](a, out)
+    assert out[0] == a.sum() and k.report.max_thread_collectives == collectives

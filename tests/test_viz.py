@@ -232,6 +232,12 @@ def test_warp_pattern_without_a_kernel():
     assert is_png(stride2, "warp_pattern_stride2")
 
 
+def test_access_view_labels_both_axes_and_keys_its_colours():
+    sectors, banks = viz.warp_pattern(lambda lane: 32 * lane).axes
+    assert sectors.get_xlabel().startswith("the 32-byte sectors") and sectors.get_ylabel() == "lane"
+    assert "green" in banks.get_xlabel() and "red" in banks.get_xlabel() and banks.get_ylabel() == "pass"
+
+
 def test_memory_access_names_the_valid_range():
     rec = viz.record(add, 1, 32, (vector(32), vector(32), np.zeros(32, np.float32)))
     with pytest.raises(ValueError, match="request must be 0..2"):

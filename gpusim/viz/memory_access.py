@@ -94,6 +94,8 @@ def _draw_sectors(ax, lanes, addresses, itemsize, space="global"):
     ax.set_xlim(0, max(len(touched), 1))
     ax.set_ylim(WARP_SIZE - 0.5, -0.5 - (2.5 if len(touched) <= 16 else 0))
     ax.set_xticks([])
+    ax.set_xlabel("the 32-byte sectors the access touches, in address order (a dot: one lane's element)",
+                  fontsize=8)
     ax.set_ylabel("lane", fontsize=8)
     ideal = -(-len(set(addresses)) * itemsize // SECTOR_BYTES)
     where = "global memory" if space == "global" else "were this global memory"
@@ -121,7 +123,9 @@ def _draw_banks(ax, lanes, addresses, itemsize, space="shared"):
     ax.set_ylim(max(depth, 1) - 0.5, -0.5)
     ax.set_xticks(range(0, BANKS, 4))
     ax.set_yticks(range(0, depth, 1 if depth <= 8 else 4))
-    ax.set_xlabel("bank (4-byte word number mod 32); number = lane, nL = n lanes share one word", fontsize=8)
+    ax.set_xlabel("bank (4-byte word number mod 32); number = lane, nL = n lanes share one word;\n"
+                  "green: the bank serves one word, red: it serves several, one pass each (a conflict)",
+                  fontsize=8)
     ax.set_ylabel("pass", fontsize=8)
     conflicts = depth - 1
     where = "shared memory banks" if space == "shared" else "were this shared memory"

@@ -1,7 +1,8 @@
 """Guards the row only: columns past the width spill into the next row and past the end of the image."""
 
 REPLACES = 'grayscale_solution'
-FAILS = {'check_grayscale': 'OutOfBoundsError'}
+FAILS = {'check_grayscale': 'A thread with col >= width must not write'}
+FAMILY = 'index'
 SOURCE = '''
 @cuda.jit
 def grayscale(rgb, gray, height, width):

@@ -2,6 +2,7 @@
 
 REPLACES = 'grayscale_solution'
 FAILS = {'check_grayscale': 'wrong'}
+FAMILY = 'index'
 SOURCE = '''
 @cuda.jit
 def grayscale(rgb, gray, height, width):

@@ -2,6 +2,7 @@
 
 REPLACES = 'vector_add_solution'
 FAILS = {'check_vector_add': 'OutOfBoundsError'}
+FAMILY = 'shapes'
 SOURCE = '''
 @cuda.jit
 def vector_add(a, b, out):

@@ -2,6 +2,7 @@
 
 REPLACES = 'matmul_solution'
 FAILS = {'check_matmul': 'wrong'}
+FAMILY = 'index'
 SOURCE = '''
 @cuda.jit
 def matmul(a, b, c):

@@ -2,6 +2,7 @@
 
 REPLACES = 'block_scan_solution'
 FAILS = {'check_block_scan': 'BarrierError'}
+FAMILY = 'sync'
 SOURCE = '''
 @cuda.jit
 def block_scan(a, out):

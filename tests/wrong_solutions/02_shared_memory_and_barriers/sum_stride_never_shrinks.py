@@ -2,6 +2,7 @@
 
 REPLACES = 'block_sum_solution'
 FAILS = {'check_block_sum': 'KernelTimeoutError'}
+FAMILY = 'sync'
 SOURCE = '''
 @cuda.jit
 def block_sum(a, partial):

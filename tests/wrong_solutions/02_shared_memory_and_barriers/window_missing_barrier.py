@@ -2,6 +2,7 @@
 
 REPLACES = 'window_sum_solution'
 FAILS = {'check_window_sum': 'RaceError'}
+FAMILY = 'sync'
 SOURCE = '''
 @cuda.jit
 def window_sum(a, out):

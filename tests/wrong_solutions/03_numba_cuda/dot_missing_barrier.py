@@ -2,6 +2,7 @@
 
 REPLACES = 'dot_solution'
 FAILS = {'check_dot': 'RaceError'}
+FAMILY = 'sync'
 SOURCE = '''
 @cuda.jit
 def dot(a, b, out):

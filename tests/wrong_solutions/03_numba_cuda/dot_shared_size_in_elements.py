@@ -2,6 +2,7 @@
 
 REPLACES = 'launch_dot_solution'
 FAILS = {'check_dot': 'dynamic shared memory'}
+FAMILY = 'index'
 SOURCE = '''
 def launch_dot(kernel, a, b, out, threads):
     kernel[cdiv(a.size, threads), threads, 0, threads](a, b, out)

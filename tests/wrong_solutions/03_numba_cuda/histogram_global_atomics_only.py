@@ -2,6 +2,7 @@
 
 REPLACES = 'histogram_solution'
 FAILS = {'check_histogram': 'atomic adds to global memory'}
+FAMILY = 'method'
 SOURCE = '''
 @cuda.jit
 def histogram(values, counts):

@@ -2,6 +2,7 @@
 
 REPLACES = 'histogram_solution'
 FAILS = {'check_histogram': 'RaceError'}
+FAMILY = 'sync'
 SOURCE = '''
 @cuda.jit
 def histogram(values, counts):

@@ -2,6 +2,7 @@
 
 REPLACES = 'warp_sum_solution'
 FAILS = {'check_warp_sum': 'wrong'}
+FAMILY = 'index'
 SOURCE = '''
 @cuda.jit
 def warp_sum(a, sums):

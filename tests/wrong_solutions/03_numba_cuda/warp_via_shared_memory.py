@@ -2,10 +2,11 @@
 
 REPLACES = 'warp_sum_solution'
 FAILS = {'check_warp_sum': 'shared-memory'}
+FAMILY = 'method'
 SOURCE = '''
 @cuda.jit
 def warp_sum(a, sums):
-    tile = cuda.shared.array(WARP_BLOCK, np.float32)
+    tile = cuda.shared.array(1024, np.float32)
     t = cuda.threadIdx.x
     i = cuda.grid(1)
     tile[t] = a[i] if i < a.size else 0.0

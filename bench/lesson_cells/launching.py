@@ -1,0 +1,151 @@
+"""Lesson 03 on a GPU: PyTorch tensors through the CUDA array interface, the PTX of a kernel, compile time,
+why a timer needs a synchronise, and what one launch costs."""
+
+import inspect
+import time
+
+import numpy as np
+import torch
+from numba import cuda
+
+PTX_KEYS = ("%tid", "%ctaid", "%ntid", "ld.global", "st.global", "mul.")
+
+
+def code_of(*functions):
+    """The source of functions and kernels (a kernel's Python function), for a lesson to print."""
+    return "\n\n".join(inspect.getsource(getattr(f, "py_func", f)).rstrip() for f in functions)
+
+
+@cuda.jit
+def add_kernel(a, b, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def busy_kernel(x, repeats):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        value = x[i]
+        for _ in range(repeats):
+            value = value * 0.999 + 0.001
+        x[i] = value
+
+
+@cuda.jit
+def empty_kernel(x):
+    pass
+
+
+def array_interface(double_kernel):
+    """Launch `double_kernel` on PyTorch CUDA tensors: it writes into the tensor's own memory."""
+    x = torch.arange(10, dtype=torch.float32, device="cuda")
+    out = torch.zeros_like(x)
+    double_kernel[3, 4](x, out)  # no copies: Numba reads pointer, shape and strides from the tensor
+    torch.cuda.synchronize()
+    interface = x.__cuda_array_interface__
+    return dict(out=out.tolist(), keys=sorted(interface), shape=list(interface["shape"]),
+                typestr=interface["typestr"],
+                same_memory=cuda.as_cuda_array(out).device_ctypes_pointer.value == out.data_ptr())
+
+
+def show_array_interface(records):
+    for record in records:
+        data = record.data
+        print(record.header())
+        print(f"  out (a torch CUDA tensor) after the launch: {data['out']}")
+        print(f"  __cuda_array_interface__ keys: {data['keys']}; shape {data['shape']}, "
+              f"typestr {data['typestr']!r} (little-endian 4-byte float)")
+        print(f"  Numba's view of `out` has the tensor's own address: {data['same_memory']}")
+
+
+def ptx(double_kernel):
+    """The PTX Numba generated for `double_kernel` (already launched once), and its telling lines."""
+    text = next(iter(double_kernel.inspect_asm().values()))
+    lines = text.splitlines()
+    return dict(lines=len(lines), interesting=[line.strip() for line in lines
+                                               if any(key in line for key in PTX_KEYS)][:12])
+
+
+def show_ptx(records):
+    for record in records:
+        print(record.header())
+        print(f"  {record.data['lines']} lines of PTX; the interesting ones:")
+        for line in record.data["interesting"]:
+            print(f"    {line}")
+
+
+def compile_time(n=1 << 20):
+    """Milliseconds of the first and the second call of a kernel compiled for the first time here."""
+    @cuda.jit
+    def fresh_add(a, b, out):  # a new dispatcher, so the first call really compiles
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            out[i] = a[i] + b[i]
+
+    a = torch.rand(n, device="cuda")
+    b, out = torch.rand_like(a), torch.empty_like(a)
+    calls = {}
+    for call in ("first", "second"):
+        start = time.perf_counter()
+        fresh_add[(n + 255) // 256, 256](a, b, out)
+        torch.cuda.synchronize()
+        calls[call] = (time.perf_counter() - start) * 1e3
+    return dict(ms=calls, correct=bool(torch.allclose(out, a + b)))
+
+
+def show_compile_time(records):
+    for record in records:
+        ms = record.data["ms"]
+        print(record.header())
+        print(f"  first call {ms['first']:8.2f} ms (compiles), second call {ms['second']:6.3f} ms: "
+              f"the first is {ms['first'] / ms['second']:,.0f} times slower")
+
+
+def synchronised_timing(repeats=20000):
+    """Milliseconds a timer reads right after a launch, and after waiting for the kernel to finish."""
+    data = torch.rand(1 << 22, device="cuda")
+    launch = ((data.shape[0] + 255) // 256, 256)
+    busy_kernel[launch](data, 10)  # compile first
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    busy_kernel[launch](data, repeats)
+    queued = time.perf_counter() - start
+    torch.cuda.synchronize()
+    finished = time.perf_counter() - start
+    return dict(repeats=repeats, queued_ms=queued * 1e3, finished_ms=finished * 1e3)
+
+
+def show_synchronised_timing(records):
+    for record in records:
+        data = record.data
+        print(record.header())
+        print(f"  without synchronising: {data['queued_ms']:8.2f} ms  (only the launch)")
+        print(f"  with synchronising:    {data['finished_ms']:8.2f} ms  (the kernel's real time, "
+              f"{data['finished_ms'] / data['queued_ms']:,.0f} times longer)")
+
+
+def launch_cost(launches=200):
+    """Microseconds per launch of an empty kernel, given a CUDA tensor or a numpy array (copied)."""
+    small_gpu, small_host = torch.zeros(1, device="cuda"), np.zeros(1, dtype=np.float32)
+    costs = {}
+    for label, argument in (("torch CUDA tensor", small_gpu), ("numpy array (copied)", small_host)):
+        empty_kernel[1, 1](argument)  # compile for this argument type
+        times = []
+        for _ in range(3):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(launches):
+                empty_kernel[1, 1](argument)
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - start)
+        costs[label] = float(np.median(times)) / launches * 1e6
+    return dict(launches=launches, us_per_launch=costs)
+
+
+def show_launch_cost(records):
+    for record in records:
+        print(record.header())
+        for label, us in record.data["us_per_launch"].items():
+            print(f"  empty kernel, {label:22}: {us:7.1f} µs per launch")

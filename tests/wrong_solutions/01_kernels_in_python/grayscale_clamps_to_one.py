@@ -1,0 +1,15 @@
+"""Clamps the gray value to 1.0, assuming channels never exceed 1: bright (HDR) pixels come out wrong."""
+
+REPLACES = 'grayscale_solution'
+FAILS = {'check_grayscale': 'wrong'}
+FAMILY = 'inputs'
+SOURCE = '''
+@cuda.jit
+def grayscale(rgb, gray, height, width):
+    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    if row < height and col < width:
+        p = row * width + col
+        value = 0.2989 * rgb[3 * p] + 0.5870 * rgb[3 * p + 1] + 0.1140 * rgb[3 * p + 2]
+        gray[p] = min(value, 1.0)
+'''

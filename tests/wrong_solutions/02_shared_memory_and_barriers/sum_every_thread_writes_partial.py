@@ -1,0 +1,21 @@
+"""Every thread writes the block's total to partial[blockIdx.x]: 32 writes of one element."""
+
+REPLACES = 'block_sum_solution'
+FAILS = {'check_block_sum': 'only thread 0 writes it'}
+FAMILY = 'index'
+SOURCE = '''
+@cuda.jit
+def block_sum(a, partial):
+    tile = cuda.shared.array(THREADS, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    tile[t] = a[i] if i < a.size else 0.0
+    cuda.syncthreads()
+    stride = THREADS // 2
+    while stride > 0:
+        if t < stride:
+            tile[t] += tile[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    partial[cuda.blockIdx.x] = tile[0]
+'''

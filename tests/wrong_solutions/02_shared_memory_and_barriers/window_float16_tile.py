@@ -1,0 +1,25 @@
+"""The tile is np.float16 to save shared memory: 11 bits of precision and nothing above 65504."""
+
+REPLACES = 'window_sum_solution'
+FAILS = {'check_window_sum': 'wrong'}
+FAMILY = 'inputs'
+SOURCE = '''
+@cuda.jit
+def window_sum(a, out):
+    tile = cuda.shared.array(TILE, np.float16)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = a.size
+    tile[t + RADIUS] = a[i] if i < n else 0.0
+    if t < RADIUS:
+        left = i - RADIUS
+        tile[t] = a[left] if left >= 0 else 0.0
+        right = i + THREADS
+        tile[t + RADIUS + THREADS] = a[right] if right < n else 0.0
+    cuda.syncthreads()
+    if i < n:
+        total = 0.0
+        for k in range(2 * RADIUS + 1):
+            total += tile[t + k]
+        out[i] = total
+'''

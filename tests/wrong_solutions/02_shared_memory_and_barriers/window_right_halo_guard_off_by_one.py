@@ -1,0 +1,25 @@
+"""The right halo is loaded only while right < n - 1: the last element is dropped when a halo reaches it."""
+
+REPLACES = 'window_sum_solution'
+FAILS = {'check_window_sum': 'wrong'}
+FAMILY = 'shapes'
+SOURCE = '''
+@cuda.jit
+def window_sum(a, out):
+    tile = cuda.shared.array(TILE, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = a.size
+    tile[t + RADIUS] = a[i] if i < n else 0.0
+    if t < RADIUS:
+        left = i - RADIUS
+        tile[t] = a[left] if left >= 0 else 0.0
+        right = i + THREADS
+        tile[t + RADIUS + THREADS] = a[right] if right < n - 1 else 0.0
+    cuda.syncthreads()
+    if i < n:
+        total = 0.0
+        for k in range(2 * RADIUS + 1):
+            total += tile[t + k]
+        out[i] = total
+'''
