@@ -1,5 +1,6 @@
 """Adds bias[row] instead of bias[col] (and reads past the bias when rows > cols)."""
 
+FAMILY = "index"
 REPLACES = 'add_bias_solution'
 FAILS = {'check_add_bias': 'add_bias'}
 SOURCE = '''

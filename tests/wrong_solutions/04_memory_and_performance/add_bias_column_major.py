@@ -1,5 +1,6 @@
 """Column-major mapping: right values, but a warp touches 32 different rows (uncoalesced)."""
 
+FAMILY = "method"
 REPLACES = 'add_bias_solution'
 FAILS = {'check_add_bias': '32-byte sectors'}
 SOURCE = '''

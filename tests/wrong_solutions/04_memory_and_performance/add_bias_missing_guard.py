@@ -1,5 +1,6 @@
 """No guard: the last block's extra threads index past the end of the matrix."""
 
+FAMILY = "index"
 REPLACES = 'add_bias_solution'
 FAILS = {'check_add_bias': 'OutOfBoundsError'}
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Builds the product in dx in global memory: extra global reads and writes."""
 
+FAMILY = "method"
 REPLACES = 'sigmoid3_backward_solution'
 FAILS = {'check_sigmoid3_backward': 'global'}
 SOURCE = '''

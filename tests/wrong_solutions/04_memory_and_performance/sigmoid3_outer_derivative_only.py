@@ -1,5 +1,6 @@
 """Forgets the chain rule: multiplies by the outer sigmoid's derivative only."""
 
+FAMILY = "index"
 REPLACES = 'sigmoid3_backward_solution'
 FAILS = {'check_sigmoid3_backward': 'wrong'}
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Reads x[i] from global memory once per sigmoid instead of once: over the read budget."""
 
+FAMILY = "method"
 REPLACES = 'sigmoid3_backward_solution'
 FAILS = {'check_sigmoid3_backward': 'global reads'}
 SOURCE = '''

@@ -1,5 +1,6 @@
 """No barrier between filling the tile and reading it transposed: a race."""
 
+FAMILY = "sync"
 REPLACES = 'transpose_solution'
 FAILS = {'check_transpose': 'RaceError'}
 SOURCE = '''

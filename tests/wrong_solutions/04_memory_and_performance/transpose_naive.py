@@ -1,5 +1,6 @@
 """No shared memory: reads are coalesced but each warp writes 32 different rows of out."""
 
+FAMILY = "method"
 REPLACES = 'transpose_solution'
 FAILS = {'check_transpose': '32-byte sectors'}
 SOURCE = '''

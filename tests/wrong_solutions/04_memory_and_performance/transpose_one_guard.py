@@ -1,5 +1,6 @@
 """Guards the store with the load's condition: on non-square edge tiles some outputs are never written."""
 
+FAMILY = "index"
 REPLACES = 'transpose_solution'
 FAILS = {'check_transpose': 'transpose'}
 SOURCE = '''

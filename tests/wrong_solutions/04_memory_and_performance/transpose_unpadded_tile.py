@@ -1,5 +1,6 @@
 """A 32 x 32 tile: reading it down a column is a 32-way bank conflict."""
 
+FAMILY = "method"
 REPLACES = 'transpose_solution'
 FAILS = {'check_transpose': 'bank conflicts'}
 SOURCE = '''

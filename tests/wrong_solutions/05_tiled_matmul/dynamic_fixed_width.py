@@ -1,5 +1,6 @@
 """Ignores the run-time width t and always uses TILE = 16: wrong for the t = 8 launches."""
 
+FAMILY = "shapes"
 REPLACES = 'tiled_matmul_dynamic_solution'
 FAILS = {'check_tiled_matmul_dynamic': 'tiled_matmul_dynamic'}
 SOURCE = '''

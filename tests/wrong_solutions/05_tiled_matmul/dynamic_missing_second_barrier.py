@@ -1,5 +1,6 @@
 """Dynamic version without the second barrier: a write-after-read race on the tiles."""
 
+FAMILY = "sync"
 REPLACES = 'tiled_matmul_dynamic_solution'
 FAILS = {'check_tiled_matmul_dynamic': 'RaceError'}
 SOURCE = '''

@@ -1,5 +1,6 @@
 """Dynamic version without zero padding: edge-tile slots are left unwritten and then read."""
 
+FAMILY = "index"
 REPLACES = 'tiled_matmul_dynamic_solution'
 FAILS = {'check_tiled_matmul_dynamic': 'UninitializedReadError'}
 SOURCE = '''

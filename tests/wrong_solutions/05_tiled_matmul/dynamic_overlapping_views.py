@@ -1,6 +1,7 @@
 """sB is carved at offset t instead of t*t, so it overlaps sA: thread (ty, tx) writes the sA slot of thread
 (ty + 1, tx)."""
 
+FAMILY = "index"
 REPLACES = 'tiled_matmul_dynamic_solution'
 FAILS = {'check_tiled_matmul_dynamic': 'RaceError'}
 SOURCE = '''

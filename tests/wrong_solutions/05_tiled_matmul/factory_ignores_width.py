@@ -1,5 +1,6 @@
 """The factory returns the same TILE = 16 kernel whatever T it is given: the T = 8 kernel is wrong."""
 
+FAMILY = "shapes"
 REPLACES = 'make_tiled_matmul_solution'
 FAILS = {'check_make_tiled_matmul': 'make_tiled_matmul(8)'}
 SOURCE = '''

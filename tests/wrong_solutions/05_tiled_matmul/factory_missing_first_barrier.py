@@ -1,5 +1,6 @@
 """No barrier between filling the tiles and the inner product: threads read tile slots others are writing."""
 
+FAMILY = "sync"
 REPLACES = 'make_tiled_matmul_solution'
 FAILS = {'check_make_tiled_matmul': 'RaceError'}
 SOURCE = '''

@@ -1,5 +1,6 @@
 """The factory defines the kernel but forgets to return it."""
 
+FAMILY = "index"
 REPLACES = 'make_tiled_matmul_solution'
 FAILS = {'check_make_tiled_matmul': 'returned None'}
 SOURCE = '''

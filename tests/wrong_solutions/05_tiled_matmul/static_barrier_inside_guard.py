@@ -1,5 +1,6 @@
 """The tile loop sits under `if row < m and col < n:`, so threads past the edge of c skip the barriers."""
 
+FAMILY = "sync"
 REPLACES = 'tiled_matmul_solution'
 FAILS = {'check_tiled_matmul': 'BarrierError'}
 SOURCE = '''

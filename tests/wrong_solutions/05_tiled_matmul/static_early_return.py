@@ -1,5 +1,6 @@
 """Threads outside c return early and never reach the barriers the others wait at."""
 
+FAMILY = "sync"
 REPLACES = 'tiled_matmul_solution'
 FAILS = {'check_tiled_matmul': 'Error'}
 SOURCE = '''

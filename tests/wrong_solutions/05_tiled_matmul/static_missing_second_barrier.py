@@ -1,5 +1,6 @@
 """No barrier after the inner product: a fast thread overwrites a tile that slower threads still read."""
 
+FAMILY = "sync"
 REPLACES = 'tiled_matmul_solution'
 FAILS = {'check_tiled_matmul': 'RaceError'}
 SOURCE = '''

@@ -1,6 +1,7 @@
 """Edge tiles are not zero-padded: threads outside the matrices skip their store, so the inner product reads
 shared slots nobody wrote."""
 
+FAMILY = "index"
 REPLACES = 'tiled_matmul_solution'
 FAILS = {'check_tiled_matmul': 'UninitializedReadError'}
 SOURCE = '''

@@ -1,0 +1,29 @@
+"""Makes the tiles with np.zeros((T, T)) inside the kernel: a NumPy allocation, which GPU code cannot do."""
+
+FAMILY = "compiler"
+REPLACES = 'make_tiled_matmul_solution'
+FAILS = {'check_make_tiled_matmul': 'CUDA compiler'}
+SOURCE = '''
+def make_tiled_matmul(T):
+    @cuda.jit
+    def matmul(a, b, c):
+        sA = np.zeros((T, T), np.float32)
+        sB = np.zeros((T, T), np.float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        row = cuda.blockIdx.y * T + ty
+        col = cuda.blockIdx.x * T + tx
+        m, k = a.shape
+        n = b.shape[1]
+        acc = float32(0.0)
+        for k0 in range(0, k, T):
+            sA[ty, tx] = a[row, k0 + tx] if row < m and k0 + tx < k else float32(0.0)
+            sB[ty, tx] = b[k0 + ty, col] if k0 + ty < k and col < n else float32(0.0)
+            cuda.syncthreads()
+            for j in range(T):
+                acc += sA[ty, j] * sB[j, tx]
+            cuda.syncthreads()
+        if row < m and col < n:
+            c[row, col] = acc
+
+    return matmul
+'''

@@ -1,0 +1,28 @@
+"""Stages both tiles but, in the inner product, still reads a from global memory (a[row, k0 + j] instead of
+sA[ty, j]): right values, but a is read T times more often than the tiled budget allows."""
+
+FAMILY = "method"
+REPLACES = 'tiled_matmul_solution'
+FAILS = {'check_tiled_matmul': 'global reads'}
+SOURCE = '''
+@cuda.jit
+def tiled_matmul(a, b, c):
+    sA = cuda.shared.array((TILE, TILE), float32)
+    sB = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    m, k = a.shape
+    n = b.shape[1]
+    acc = float32(0.0)
+    for k0 in range(0, k, TILE):
+        sA[ty, tx] = a[row, k0 + tx] if row < m and k0 + tx < k else float32(0.0)
+        sB[ty, tx] = b[k0 + ty, col] if k0 + ty < k and col < n else float32(0.0)
+        cuda.syncthreads()
+        for j in range(TILE):
+            if row < m and k0 + j < k:
+                acc += a[row, k0 + j] * sB[j, tx]
+        cuda.syncthreads()
+    if row < m and col < n:
+        c[row, col] = acc
+'''
