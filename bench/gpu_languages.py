@@ -6,7 +6,8 @@ repeats after a warm-up call, which compiles). It records, per version, the comp
 registers per thread, and the PTX and SASS the compilers produced.
 
     python3 bench/gpu_languages.py --out DIR          # on a GPU: writes gpu_languages_<device>.json/.txt and
-                                                      # DIR/asm/<version>.{ptx,sass} (+ torch.compile's code)
+                                                      # DIR/gpu_languages_asm_<device>/<version>.{ptx,sass}
+                                                      # (+ torch.compile's code); DIR is bench/results
     python bench/gpu_languages.py --smoke --out DIR   # on a CPU: tiny sizes, Triton's interpreter, Numba's
                                                       # simulator; checks values only (no timing, no C++)
 
@@ -47,7 +48,7 @@ def setup(smoke: bool):
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
         os.environ["TRITON_INTERPRET"] = "1"
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    sys.path.insert(0, str(HERE))
+    sys.path[:0] = [str(HERE), str(HERE.parent)]  # `kernels` as the lessons import it, and `bench.common`
 
 
 class Clock:
@@ -300,7 +301,7 @@ def main(argv=None):
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
     out_dir = Path(args.out)
-    asm_dir = out_dir / "asm"
+    asm_dir = out_dir / asm_dir_name(result_tag(torch, gpu))
     asm_dir.mkdir(parents=True, exist_ok=True)
     clock = Clock(torch, gpu)
     code_sink, compile_info = {}, {}
@@ -387,16 +388,26 @@ def artifacts(language, name, call, extra, asm_dir, problem) -> dict:
         return triton_artifacts(call(), asm_dir, tag)  # a launch returns the CompiledKernel it ran
     if language == "PyTorch" and callable(extra):
         extra(*problem["args"])
-        return {"generated_code": "asm/torch_compile_softmax.py"}
+        return {"generated_code": f"{asm_dir.name}/torch_compile_softmax.py"}
     return {}
 
 
+def asm_dir_name(tag: str) -> str:
+    return f"gpu_languages_asm_{tag}"
+
+
+def result_tag(torch, gpu) -> str:
+    """The device tag result files carry (bench.common's), or `cpusmoke` for the CPU smoke test."""
+    from bench.common import tag_of
+
+    return tag_of(torch.cuda.get_device_name()) if gpu else "cpusmoke"
+
+
 def write(out_dir: Path, rows, compile_info, torch, gpu, smoke):
-    if gpu:
-        device = torch.cuda.get_device_name()
-        tag = next((t for t in ("H200", "H100", "A100") if t in device), device.replace(" ", "_"))
-    else:
-        device, tag = "CPU (smoke test: interpreter and simulator, tiny sizes)", "cpu_smoke"
+    from bench.common import provenance
+
+    tag = result_tag(torch, gpu)
+    device = torch.cuda.get_device_name() if gpu else "CPU (smoke test: interpreter, simulator, tiny sizes)"
     versions = {}
     for module in ("numba", "numba_cuda", "triton"):
         try:
@@ -408,7 +419,8 @@ def write(out_dir: Path, rows, compile_info, torch, gpu, smoke):
             "error": "relative Frobenius error against float64, output poisoned with NaN first",
             "smoke": smoke}
     (out_dir / f"gpu_languages_{tag}.json").write_text(json.dumps(
-        {"meta": meta, "compile": compile_info, "results": rows}, indent=1, default=str))
+        {"meta": meta, "compile": compile_info, "results": rows, "asm": f"{out_dir.name}/{asm_dir_name(tag)}",
+         "provenance": provenance(device)}, indent=1, default=str))
     lines = [f"one kernel in three languages on {device}"]
     for row in rows:
         shown = f"{row['ms']:9.3f} ms {row.get('tflops', 0):7.2f} TFLOP/s {row.get('gbps', 0):7.0f} GB/s" \

@@ -174,7 +174,7 @@ def test_three_language_harness_smoke_run_checks_every_version(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_languages.py"), "--smoke", "--out",
                            str(tmp_path)], capture_output=True, text=True, env=env, timeout=280)
     assert done.returncode == 0, done.stderr[-3000:]
-    rows = json.loads((tmp_path / "gpu_languages_cpu_smoke.json").read_text())["results"]
+    rows = json.loads((tmp_path / "gpu_languages_cpusmoke.json").read_text())["results"]
     languages = {(r["family"], r["language"]) for r in rows}
     for family in ("matmul", "softmax", "attention"):
         assert {(family, "Numba"), (family, "Triton"), (family, "PyTorch")} <= languages
