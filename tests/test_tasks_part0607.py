@@ -87,7 +87,7 @@ def test_online_softmax_counts_the_passes():
 
 def test_chunked_vector_hands_out_copies_and_counts_reads():
     data = np.arange(10, dtype=np.float32)
-    x = part06.ChunkedVector(data, 4)
+    x = part06.ChunkedReader(data, 4)
     block = x[2:6]
     block[0] = -1.0
     assert data[2] == 2.0 and block.base is None
@@ -216,12 +216,21 @@ def test_flash_numpy_memory_is_judged_by_its_growth():
         [{"peak": 0, "error": {"type": "ValueError", "message": "x"}}] * 2)
 
 
-def test_flash_numpy_rejects_the_full_score_matrix():
+def test_flash_numpy_rejects_the_full_score_matrix_by_its_reads_and_by_its_growth():
     def full(q, k, v, tile_q, tile_k):
         return part07.attention64(q, k, v)
 
-    with pytest.raises(CheckFailed, match="bytes per query row"):
+    with pytest.raises(CheckFailed, match="uses all of k at once"):
         part07.check_flash_attention_numpy(full)
+    assert "bytes per query row" in part07._judge_memory([part07._peak_memory(full, n)
+                                                          for n in part07.MEMORY_SIZES])
+
+
+def test_flash_numpy_reads_each_key_row_once_per_query_tile():
+    case = part07.FLASH_NUMPY.cases[1]  # n=5, tile_q=2, tile_k=3: 3 query tiles
+    once = {"k": [3, 2] * 3, "v": [3, 2] * 3}
+    assert part07._judge_kv_reads(case, once) is None
+    assert "read 30 rows of k; 3 query tiles" in part07._judge_kv_reads(case, {"k": [3, 2] * 6, "v": []})
 
 
 def test_kernel_budgets_count_only_tiles_up_to_the_diagonal():

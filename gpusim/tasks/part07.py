@@ -6,8 +6,9 @@ Kernel layout: q, k, v and o are (heads, N, HEAD_DIM) float32 arrays, lse is (he
 buffers; module-level arrays are read-only constants (Numba's compiler refuses a write to one), the budgets on
 gpusim's counters check that K and V are read once per query tile (and, when causal, only up to the
 diagonal), that shared memory holds one K/V tile and no thread does the others' share, and a look at the
-kernel's source checks that its ``cuda.local.array`` s do not grow with N. The NumPy task's memory is checked
-by how it grows between two sequence lengths.
+kernel's source checks that its ``cuda.local.array`` s do not grow with N. The NumPy task receives k and v as
+:class:`~gpusim.tasks.part06.ChunkedReader` s, readable one key tile at a time and each key row once per query
+tile; its memory is checked by how it grows between two sequence lengths.
 
 The inputs give each query row a family that breaks a shortcut (:func:`attention_inputs`): scores that rise
 with the key (the maximum is the last key, or, when causal, the diagonal with every masked key above it),
@@ -24,6 +25,7 @@ import tracemalloc
 import numpy as np
 
 from .common import Budget, Case, CheckFailed, Output, Task, _error, check, check_function, judge, make_cases
+from .part06 import ChunkedReader
 
 HEAD_DIM = 8  # d of the kernel tasks (a compile-time constant of the kernel)
 TILE = 16  # query rows per block = key rows per shared-memory tile = threads per block
@@ -139,9 +141,29 @@ FLASH_NUMPY = Task(
          "At the end o = acc / l[:, None] and lse = m + log(l). The last tiles may be partial. NaN or inf: a "
          "max that is not the true running max of every key seen (exp overflows above 88.7 and underflows "
          "below -103).",
+    error_hints={"ChunkReadError": "k and v can only be read one key tile at a time, k[k0:k0 + tile_k] and "
+                                   "v[k0:k0 + tile_k], inside the loop over key tiles: the scores of a "
+                                   "query tile against every key at once (q_tile @ k.T) are the block "
+                                   "FlashAttention never builds."},
     hidden_sizes=tuple({"n": n, "d": d, "tile_q": tq, "tile_k": tk} for n, d, tq, tk in
                        ((200, 8, 64, 16), (2, 4, 1, 2), (97, 16, 13, 11), (50, 4, 50, 1), (17, 8, 16, 16))),
 )
+
+
+def _judge_kv_reads(case: Case, reads: dict[str, list[int]]) -> str | None:
+    """Trusted half of the method check: every query tile reads each key row of K and V once at most."""
+    p = case.params
+    tiles = _cdiv(p["n"], p["tile_q"])
+    limit = tiles * p["n"] + p["tile_k"]
+    for name, rows in reads.items():
+        if sum(rows) > limit:
+            return (f"flash_attention_numpy gives the right values for {case.label()}, but it read "
+                    f"{sum(rows)} rows of {name}; {tiles} query tile{'s' if tiles > 1 else ''} of N = "
+                    f"{p['n']} keys need {tiles * p['n']} (each query tile reads every key row once).\nHint: "
+                    f"find the "
+                    f"running maximum and the sums in the same pass over the key tiles (the online softmax: "
+                    f"rescale l and acc by exp(m - m_new) when the maximum grows), not in a pass of its own.")
+    return None
 
 
 def _peak_memory(function, n: int) -> dict:
@@ -188,15 +210,23 @@ def _judge_memory(results: list[dict]) -> str | None:
 
 
 def check_flash_attention_numpy(function, seeds=None) -> None:
-    """Check cell of the NumPy tiled forward: ``function(q, k, v, tile_q, tile_k)`` returns (o, lse)."""
+    """Check cell of the NumPy tiled forward: ``function(q, k, v, tile_q, tile_k)`` returns (o, lse); k and v
+    are :class:`ChunkedReader` s that hand out at most tile_k rows at a time."""
     task = FLASH_NUMPY.with_seeds(seeds) if seeds else FLASH_NUMPY
+    readers = {}
 
-    def memory(case, fn):
-        if case is not task.cases[-1]:
-            return None
+    def call(fn, a):
+        for name in ("k", "v"):
+            readers[name] = ChunkedReader(a[name], a["tile_k"], name, "tile_k")
+        return fn(a["q"], readers["k"], readers["v"], a["tile_q"], a["tile_k"])
+
+    def further(case, fn):
+        message = _judge_kv_reads(case, {name: reader.reads for name, reader in readers.items()})
+        if message or case is not task.cases[-1]:
+            return message
         return _judge_memory([_peak_memory(fn, n) for n in MEMORY_SIZES])
 
-    check_function(task, function, lambda fn, a: fn(a["q"], a["k"], a["v"], a["tile_q"], a["tile_k"]), memory)
+    check_function(task, function, call, further)
 
 
 # ------------------------------------------------------------------------------------------- kernels
