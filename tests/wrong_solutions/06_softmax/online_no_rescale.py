@@ -1,14 +1,20 @@
 """Forgets to rescale the running sum when the maximum grows: old terms stay relative to the old maximum."""
 
 REPLACES = "online_softmax_solution"
+FAMILY = "inputs"
 FAILS = {"check_online_softmax": "are wrong"}
 SOURCE = '''
 def online_softmax(x, chunk):
-    m = np.float32(-np.inf)
-    l = np.float32(0.0)
-    for start in range(0, len(x), chunk):
-        block = x[start:start + chunk]
-        m = max(m, block.max())
-        l = l + np.exp(block - m).sum()
-    return np.exp(x - m) / l
+    """softmax(x) of a 1-D float32 vector, read chunk by chunk: one pass for m and l, one for the output."""
+    m = np.float32(-np.inf)  # running maximum of the elements seen so far
+    l = np.float32(0.0)  # running sum of exp(x_i - m) over the elements seen so far
+    for start in range(0, len(x), chunk):  # pass 1: m and l together
+        block = x[start:start + chunk]  # the last chunk may be shorter: slicing handles it
+        m_new = max(m, block.max())
+        l = l + np.exp(block - m_new).sum()
+        m = m_new
+    y = np.empty(len(x), dtype=np.float32)
+    for start in range(0, len(x), chunk):  # pass 2: the output, chunk by chunk
+        y[start:start + chunk] = np.exp(x[start:start + chunk] - m) / l
+    return y
 '''

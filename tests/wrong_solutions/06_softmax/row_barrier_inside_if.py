@@ -1,6 +1,7 @@
 """Puts the barrier inside `if tid < stride`: the other threads skip it (a barrier error or a race)."""
 
 REPLACES = "row_softmax_solution"
+FAMILY = "sync"
 FAILS = {"check_row_softmax": "gpusim stopped the kernel"}
 SOURCE = '''
 @cuda.jit

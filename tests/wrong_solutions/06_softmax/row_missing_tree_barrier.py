@@ -1,6 +1,7 @@
 """No barrier between the steps of the tree reduction: a thread reads a slot a neighbour still updates."""
 
 REPLACES = "row_softmax_solution"
+FAMILY = "sync"
 FAILS = {"check_row_softmax": "RaceError"}
 SOURCE = '''
 @cuda.jit

@@ -1,6 +1,7 @@
 """Skips the maximum: sums exp(x) directly, which overflows to inf in float32 on large logits."""
 
 REPLACES = "row_softmax_solution"
+FAMILY = "inputs"
 FAILS = {"check_row_softmax": "produced NaN or infinity"}
 SOURCE = '''
 @cuda.jit

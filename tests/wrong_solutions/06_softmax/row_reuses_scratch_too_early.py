@@ -1,6 +1,7 @@
 """Reuses the scratch array for the sums right after reading the maximum, with no barrier in between."""
 
 REPLACES = "row_softmax_solution"
+FAMILY = "sync"
 FAILS = {"check_row_softmax": "RaceError"}
 SOURCE = '''
 @cuda.jit

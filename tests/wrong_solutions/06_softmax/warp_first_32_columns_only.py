@@ -1,6 +1,7 @@
 """Each lane handles only column `lane`: rows longer than the warp are cut off (and the sum misses them)."""
 
 REPLACES = "warp_row_softmax_solution"
+FAMILY = "shapes"
 FAILS = {"check_warp_row_softmax": "never written"}
 SOURCE = '''
 @cuda.jit

@@ -1,6 +1,7 @@
 """Reduces with shfl_down_sync but never broadcasts: only lane 0 holds the row's maximum and sum."""
 
 REPLACES = "warp_row_softmax_solution"
+FAMILY = "sync"
 FAILS = {"check_warp_row_softmax": "are wrong"}
 SOURCE = '''
 @cuda.jit

@@ -1,6 +1,7 @@
 """Reduces through shared memory and barriers, as in the block version: right values, but not the warp way."""
 
 REPLACES = "warp_row_softmax_solution"
+FAMILY = "method"
 FAILS = {"check_warp_row_softmax": "shared-memory reads"}
 SOURCE = '''
 @cuda.jit

@@ -1,6 +1,7 @@
 """Masks correctly but loads every key tile, the ones above the diagonal included."""
 
 REPLACES = "flash_attention_causal_solution"
+FAMILY = "method"
 FAILS = {'check_flash_attention_causal': 'global reads'}
 SOURCE = '''
 @cuda.jit

@@ -1,6 +1,7 @@
 """Excludes the query's own key: row i attends to keys j < i instead of j <= i."""
 
 REPLACES = "flash_attention_causal_solution"
+FAMILY = "index"
 FAILS = {"check_flash_attention_causal": "produced NaN or infinity"}
 SOURCE = '''
 @cuda.jit

@@ -1,6 +1,7 @@
 """Stops before the diagonal tile: the keys next to each query (itself included) are never seen."""
 
 REPLACES = "flash_attention_causal_solution"
+FAMILY = "index"
 FAILS = {"check_flash_attention_causal": "produced NaN or infinity"}
 SOURCE = '''
 @cuda.jit

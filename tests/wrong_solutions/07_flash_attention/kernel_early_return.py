@@ -1,6 +1,7 @@
 """Threads past the end of the sequence return early and never reach the barriers."""
 
 REPLACES = "flash_attention_solution"
+FAMILY = "sync"
 FAILS = {'check_flash_attention': 'BarrierError'}
 SOURCE = '''
 @cuda.jit

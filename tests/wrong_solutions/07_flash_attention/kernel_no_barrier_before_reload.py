@@ -1,6 +1,7 @@
 """The peers' bug: no barrier after reading a tile, so the next load overwrites what slow threads read."""
 
 REPLACES = "flash_attention_solution"
+FAMILY = "sync"
 FAILS = {'check_flash_attention': 'RaceError'}
 SOURCE = '''
 @cuda.jit

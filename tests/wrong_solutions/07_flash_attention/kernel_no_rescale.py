@@ -1,6 +1,7 @@
 """Forgets to rescale the output accumulator when the running maximum grows."""
 
 REPLACES = "flash_attention_solution"
+FAMILY = "inputs"
 FAILS = {'check_flash_attention': 'are wrong'}
 SOURCE = '''
 @cuda.jit

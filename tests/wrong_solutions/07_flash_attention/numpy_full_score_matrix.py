@@ -1,7 +1,8 @@
 """Right values, but builds the whole N×N score matrix first and tiles nothing."""
 
 REPLACES = "flash_attention_numpy_solution"
-FAILS = {'check_flash_attention_numpy': 'allocated'}
+FAMILY = "memory"
+FAILS = {"check_flash_attention_numpy": "k.T uses all of k at once"}
 SOURCE = '''
 def flash_attention_numpy(q, k, v, tile_q, tile_k):
     """Attention of one head, tile by tile: returns o (N, d) and lse (N,), never an N×N array."""

@@ -1,6 +1,7 @@
 """Returns log(l) as the logsumexp, forgetting the running maximum m it is relative to."""
 
 REPLACES = "flash_attention_numpy_solution"
+FAMILY = "inputs"
 FAILS = {'check_flash_attention_numpy': 'elements of `lse` are wrong'}
 SOURCE = '''
 def flash_attention_numpy(q, k, v, tile_q, tile_k):

@@ -1,6 +1,7 @@
 """Forgets to rescale the accumulator when the running maximum grows (l is rescaled)."""
 
 REPLACES = "flash_attention_numpy_solution"
+FAMILY = "inputs"
 FAILS = {'check_flash_attention_numpy': 'are wrong'}
 SOURCE = '''
 def flash_attention_numpy(q, k, v, tile_q, tile_k):

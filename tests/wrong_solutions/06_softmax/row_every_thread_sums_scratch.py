@@ -1,0 +1,37 @@
+"""Every thread combines all 64 partial results itself, in a loop over the shared array."""
+
+REPLACES = "row_softmax_solution"
+FAMILY = "method"
+FAILS = {"check_row_softmax": "element accesses"}
+SOURCE = '''
+@cuda.jit
+def row_softmax(x, out):
+    row = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    cols = x.shape[1]
+    scratch = cuda.shared.array(ROW_THREADS, float32)
+
+    # 1. the row's maximum: each thread over its columns, then a tree in shared memory
+    m = float32(-math.inf)
+    for j in range(tid, cols, ROW_THREADS):
+        m = max(m, x[row, j])
+    scratch[tid] = m
+    cuda.syncthreads()
+    for i in range(ROW_THREADS):
+        m = max(m, scratch[i])
+    cuda.syncthreads()  # everybody has read the max before scratch is reused
+
+    # 2. the row's sum of exp(x - m), the same way
+    s = float32(0.0)
+    for j in range(tid, cols, ROW_THREADS):
+        s += math.exp(x[row, j] - m)
+    scratch[tid] = s
+    cuda.syncthreads()
+    total = float32(0.0)
+    for i in range(ROW_THREADS):
+        total += scratch[i]
+
+    # 3. the output
+    for j in range(tid, cols, ROW_THREADS):
+        out[row, j] = math.exp(x[row, j] - m) / total
+'''

@@ -1,0 +1,49 @@
+"""Uses a NumPy array defined at module level as scratch space: Numba freezes it read-only."""
+
+REPLACES = "row_softmax_solution"
+FAMILY = "compiler"
+FAILS = {"check_row_softmax": "A module-level NumPy array is a read-only constant inside a kernel."}
+SOURCE = '''
+SCRATCH = np.zeros(ROW_THREADS, np.float32)
+
+
+@cuda.jit
+def row_softmax(x, out):
+    row = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    cols = x.shape[1]
+    scratch = SCRATCH
+
+    # 1. the row's maximum: each thread over its columns, then a tree in shared memory
+    m = float32(-math.inf)
+    for j in range(tid, cols, ROW_THREADS):
+        m = max(m, x[row, j])
+    scratch[tid] = m
+    cuda.syncthreads()
+    stride = ROW_THREADS // 2
+    while stride > 0:
+        if tid < stride:
+            scratch[tid] = max(scratch[tid], scratch[tid + stride])
+        cuda.syncthreads()
+        stride //= 2
+    m = scratch[0]
+    cuda.syncthreads()  # everybody has read the max before scratch is reused
+
+    # 2. the row's sum of exp(x - m), the same way
+    s = float32(0.0)
+    for j in range(tid, cols, ROW_THREADS):
+        s += math.exp(x[row, j] - m)
+    scratch[tid] = s
+    cuda.syncthreads()
+    stride = ROW_THREADS // 2
+    while stride > 0:
+        if tid < stride:
+            scratch[tid] += scratch[tid + stride]
+        cuda.syncthreads()
+        stride //= 2
+    total = scratch[0]
+
+    # 3. the output
+    for j in range(tid, cols, ROW_THREADS):
+        out[row, j] = math.exp(x[row, j] - m) / total
+'''
