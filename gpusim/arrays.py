@@ -205,6 +205,33 @@ class DeviceArray:
         self._flat[e] = op(old, *operands)
         return old
 
+    def _read_all(self, frame):
+        """Every element of the view as an array, each read (and logged) by the calling thread."""
+        values = [self._access(index, frame, READ) for index in np.ndindex(self.shape)]
+        return np.array(values, dtype=self.dtype).reshape(self.shape)
+
+    # The reductions Numba compiles for arrays in a kernel: a loop over the elements in the calling thread.
+    def sum(self):
+        return self._read_all(_getframe(1)).sum()
+
+    def prod(self):
+        return self._read_all(_getframe(1)).prod()
+
+    def mean(self):
+        return self._read_all(_getframe(1)).mean()
+
+    def argmax(self):
+        return int(self._read_all(_getframe(1)).argmax())
+
+    def argmin(self):
+        return int(self._read_all(_getframe(1)).argmin())
+
+    def any(self):
+        return bool(self._read_all(_getframe(1)).any())
+
+    def all(self):
+        return bool(self._read_all(_getframe(1)).all())
+
     def to_numpy(self):
         """A copy of the elements this view covers, without logging accesses."""
         itemsize = self._flat.itemsize
@@ -445,6 +472,27 @@ class BoundsCheckedArray:
     def __getitem__(self, idx):
         self._check(idx, "read")
         return self._a[idx]
+
+    def sum(self):
+        return self._a.sum()
+
+    def prod(self):
+        return self._a.prod()
+
+    def mean(self):
+        return self._a.mean()
+
+    def argmax(self):
+        return int(self._a.argmax())
+
+    def argmin(self):
+        return int(self._a.argmin())
+
+    def any(self):
+        return bool(self._a.any())
+
+    def all(self):
+        return bool(self._a.all())
 
     def __setitem__(self, idx, value):
         if not self.writable:

@@ -320,3 +320,27 @@ def test_warp_collectives_of_the_busiest_thread_are_counted(kernel, collectives,
     k = gpusim.jit(kernel, check=check)
     k[1, 32](a, out)
     assert out[0] == a.sum() and k.report.max_thread_collectives == collectives
+
+
+@cuda.jit
+def row_reductions(a, out):
+    s = cuda.shared.array(8, np.float32)
+    t = cuda.threadIdx.x
+    s[t] = a[t]
+    cuda.syncthreads()
+    if t == 0:
+        out[0] = s.sum()
+        out[1] = s.argmax()
+        out[2] = s.mean()
+        scratch = cuda.local.array(4, np.float32)
+        for j in range(4):
+            scratch[j] = j + 1
+        out[3] = scratch.prod()
+
+
+def test_array_reductions_numba_compiles_run_and_count_as_the_threads_reads():
+    a, out = np.array([3, 1, 4, 1, 5, 9, 2, 6], np.float32), np.zeros(4, np.float32)
+    k = gpusim.jit(row_reductions)
+    k[1, 8](a, out)
+    assert out.tolist() == [31.0, 5.0, 31 / 8, 24.0]
+    assert k.report.max_thread_accesses == 2 + 3 * 8 + 4  # its load and store, three reductions, four writes

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -150,6 +151,7 @@ class Task:
                            "through?")
     error_hints: dict[str, str] = field(default_factory=dict)  # KernelError type name -> extra hint
     image: Callable[[Case], tuple[int, int]] | None = None  # a flat output that is a picture: its shape
+    nan_hint: str = ""  # shown, after the general one, when the kernel produced NaN or infinity
     hidden_sizes: tuple[dict[str, int], ...] = ()  # sizes only the hidden tests use
 
     def with_seeds(self, seeds: Sequence[int]) -> Task:
@@ -331,8 +333,10 @@ def run(task: Task, learner: dict, case: Case) -> dict:
             launches, arguments = [task.configure(case)], [list(args.values())]
         kernel, compiled = _gated_kernel(learner["kernel"], arguments)
         recorder = _RecordingKernel(gpusim.jit(kernel, check=True, timeout=KERNEL_TIMEOUT_S))
-        for config, values in zip(launches, arguments, strict=True):
-            recorder[config](*values)
+        with warnings.catch_warnings():  # an overflow is the judge's to report ("produced infinity"), once
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for config, values in zip(launches, arguments, strict=True):
+                recorder[config](*values)
     except Exception as exc:  # noqa: BLE001 (every learner mistake becomes a message)
         error = _error(exc)
     return _result(task, args, recorder, error, compiled)
@@ -451,7 +455,7 @@ def _budget_message(task: Task, where: str, params: dict, report: dict) -> str |
             return f"{task.name}: the check could not read `{budget.counter}` from gpusim's report."
         if used < limit if budget.at_least else used > limit:
             bound = "the task asks for at least" if budget.at_least else "the budget is"
-            text = (f"{task.name} computes the right values for {where}, but it made {used} {budget.what}; "
+            text = (f"{task.name} computes the right values for {where}, but it used {used} {budget.what}; "
                     f"{bound} {limit} ({budget.rule}).")
             return text + (f"\nHint: {budget.hint}" if budget.hint else "")
     return None
@@ -478,7 +482,7 @@ def judge(task: Task, case: Case, result: dict) -> str | None:
     if lines:
         hints = []
         if any("produced NaN" in line for line in lines):
-            hints.append(NAN_HINT)
+            hints.append(NAN_HINT + (f" {task.nan_hint}" if task.nan_hint else ""))
         if any("are wrong" in line for line in lines) and task.hint:
             hints.append(task.hint)
         if any("never written" in line for line in lines) and task.unwritten_hint:

@@ -66,7 +66,7 @@ def _gate(task: Task, kernel, signature: dict, constants: list[dict]) -> str | N
 def _budget(task: Task, case: Case, used: int, limit: int, what: str, rule: str, hint: str) -> str | None:
     if used <= limit:
         return None
-    return (f"{task.name} computes the right values for {case.label()}, but it made {used} {what}; the "
+    return (f"{task.name} computes the right values for {case.label()}, but it used {used} {what}; the "
             f"budget is {limit} ({rule}).\nHint: {hint}")
 
 
