@@ -211,26 +211,26 @@ class DeviceArray:
         return np.array(values, dtype=self.dtype).reshape(self.shape)
 
     # The reductions Numba compiles for arrays in a kernel: a loop over the elements in the calling thread.
-    def sum(self):
-        return self._read_all(_getframe(1)).sum()
+    def sum(self, *args, **kwargs):
+        return self._read_all(_getframe(1)).sum(*args, **kwargs)
 
-    def prod(self):
-        return self._read_all(_getframe(1)).prod()
+    def prod(self, *args, **kwargs):
+        return self._read_all(_getframe(1)).prod(*args, **kwargs)
 
-    def mean(self):
-        return self._read_all(_getframe(1)).mean()
+    def mean(self, *args, **kwargs):
+        return self._read_all(_getframe(1)).mean(*args, **kwargs)
 
-    def argmax(self):
-        return int(self._read_all(_getframe(1)).argmax())
+    def argmax(self, *args, **kwargs):
+        return self._read_all(_getframe(1)).argmax(*args, **kwargs)
 
-    def argmin(self):
-        return int(self._read_all(_getframe(1)).argmin())
+    def argmin(self, *args, **kwargs):
+        return self._read_all(_getframe(1)).argmin(*args, **kwargs)
 
-    def any(self):
-        return bool(self._read_all(_getframe(1)).any())
+    def any(self, *args, **kwargs):
+        return self._read_all(_getframe(1)).any(*args, **kwargs)
 
-    def all(self):
-        return bool(self._read_all(_getframe(1)).all())
+    def all(self, *args, **kwargs):
+        return self._read_all(_getframe(1)).all(*args, **kwargs)
 
     def to_numpy(self):
         """A copy of the elements this view covers, without logging accesses."""
@@ -473,26 +473,26 @@ class BoundsCheckedArray:
         self._check(idx, "read")
         return self._a[idx]
 
-    def sum(self):
-        return self._a.sum()
+    def sum(self, *args, **kwargs):
+        return self._a.sum(*args, **kwargs)
 
-    def prod(self):
-        return self._a.prod()
+    def prod(self, *args, **kwargs):
+        return self._a.prod(*args, **kwargs)
 
-    def mean(self):
-        return self._a.mean()
+    def mean(self, *args, **kwargs):
+        return self._a.mean(*args, **kwargs)
 
-    def argmax(self):
-        return int(self._a.argmax())
+    def argmax(self, *args, **kwargs):
+        return self._a.argmax(*args, **kwargs)
 
-    def argmin(self):
-        return int(self._a.argmin())
+    def argmin(self, *args, **kwargs):
+        return self._a.argmin(*args, **kwargs)
 
-    def any(self):
-        return bool(self._a.any())
+    def any(self, *args, **kwargs):
+        return self._a.any(*args, **kwargs)
 
-    def all(self):
-        return bool(self._a.all())
+    def all(self, *args, **kwargs):
+        return self._a.all(*args, **kwargs)
 
     def __setitem__(self, idx, value):
         if not self.writable:

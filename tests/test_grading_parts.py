@@ -303,6 +303,14 @@ with socket.socket() as client:
     client.settimeout(2)
     seen["network"] = client.connect_ex(("127.0.0.1", int(sys.argv[2])))
 open("/tmp/left-behind", "w").write("x")
+seen["writable"] = []
+venv_parent = os.path.dirname(sys.prefix)
+for folder in ("/", venv_parent, os.path.dirname(venv_parent), "/course", "/tmp"):
+    try:
+        open(os.path.join(folder, "planted.py"), "w").close()
+        seen["writable"].append(folder)
+    except OSError:
+        pass
 print(json.dumps(seen))
 '''
 
@@ -331,6 +339,7 @@ def test_a_sandboxed_worker_sees_only_what_it_needs(tmp_path):
     if os.geteuid() == 0:  # a grader run as root: the worker cannot read root's files, nor its own init's
         assert seen["secret"] == seen["init"] == "PermissionError"
     assert seen["course"] == "FileNotFoundError" and seen["notebook"] == "my notebook"
+    assert seen["writable"] == ["/tmp"]  # not the folders bwrap made above the venv, in a user namespace too
     assert seen["network"] != 0 and max(seen["pids"]) < 10  # its own PID namespace, no way out
     assert not Path("/tmp/left-behind").exists()
 

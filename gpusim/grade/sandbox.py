@@ -190,7 +190,9 @@ def _bwrap(stage: Stage, inner: list[str], notebook_fd: int | None, notebook_nam
         command += ["--ro-bind", folder, folder]
     if notebook_fd is not None:
         command += ["--perms", "0444", "--ro-bind-data", str(notebook_fd), f"{INSIDE_HOME}/{notebook_name}"]
-    command += ["--chdir", INSIDE_HOME]
+    # The folders bwrap made on the way to the binds (/work above a venv, say) belong to the sandbox's user
+    # in a user namespace: read-only, so that only the private temporary folders can be written.
+    command += ["--remount-ro", "/", "--chdir", INSIDE_HOME]
     if os.geteuid() == 0:
         uid = _next_uid()
         command += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
