@@ -82,6 +82,17 @@ def test_events_respect_the_buffers_and_the_units():
                 assert loads[k].start >= computes[k - buffers].end
 
 
+def test_a_metapipeline_with_double_buffers_runs_at_the_pace_of_its_slowest_stage():
+    stages = [pipeline.Stage(name, t) for name, t in (("load", 2.0), ("diff", 3.0), ("square", 1.0),
+                                                       ("store", 2.0))]
+    double = pipeline.chain(10, stages, [2, 2, 2])
+    assert pipeline.total_time(double) == 2 + 3 + 1 + 2 + 9 * 3
+    single = pipeline.chain(10, stages, [1, 1, 1])
+    assert pipeline.total_time(single) > pipeline.total_time(double)
+    with pytest.raises(ValueError):
+        pipeline.chain(3, stages, [2, 2])
+
+
 def test_pictures_say_what_they_show():
     W = np.arange(1.0, 10.0).reshape(3, 3)
     X = np.ones((2, 3))

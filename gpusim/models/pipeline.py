@@ -13,7 +13,9 @@ once tile k - buffers has finished computing and released its buffer:
 * more: several loads in flight, which pays when a load's latency is longer than its interval.
 
 Stores write results from registers, so they need no buffer. `schedule` returns every stage's start and end
-for every tile, and the steady-state and total times follow from them.
+for every tile, and the steady-state and total times follow from them. `chain` does the same for any number
+of stages with buffers between each pair: a dataflow chip's *metapipeline* (SambaNova), where every stage of a
+loop body runs at once on its own tile, double buffers between them.
 """
 
 from dataclasses import dataclass
@@ -43,30 +45,40 @@ class Event:
     buffer: int | None  # the shared buffer a load fills (tile % buffers), None for other stages
 
 
+def chain(tiles, stages, buffers):
+    """Events of `tiles` tiles through `stages` in order; buffers[i] is how many buffers sit between stage i
+    and stage i + 1 (None: as many as needed, e.g. registers). A stage starts a tile as early as the tile's
+    previous stage, its own unit (one new tile every `interval`) and a free output buffer (tile k - B has
+    left the next stage) allow."""
+    if len(buffers) != len(stages) - 1 or any(b is not None and b < 1 for b in buffers):
+        raise ValueError("give one buffer count (at least 1, or None) per link between two stages")
+    starts = [[] for _ in stages]
+    ends = [[] for _ in stages]
+    events = []
+    for k in range(tiles):
+        ready = 0.0
+        for i, stage in enumerate(stages):
+            start = ready
+            if k:
+                start = max(start, starts[i][k - 1] + stage.every)
+            slots = buffers[i] if i < len(buffers) else None
+            if slots is not None and k >= slots:
+                start = max(start, ends[i + 1][k - slots])
+            starts[i].append(start)
+            ends[i].append(start + stage.latency)
+            events.append(Event(k, stage.name, start, start + stage.latency,
+                                k % slots if slots is not None else None))
+            ready = ends[i][k]
+    return events
+
+
 def schedule(tiles, load, compute, store=None, buffers=1):
-    """Events of `tiles` tiles through load -> compute (-> store) with `buffers` shared buffers, each stage
-    starting as early as its inputs, its unit and (for loads) a free buffer allow."""
+    """A tiled kernel: load -> compute (-> store), with `buffers` shared buffers between load and compute
+    and none needed between compute and store (results go out from registers)."""
     if buffers < 1:
         raise ValueError("a pipeline needs at least one buffer")
-    events, computed = [], []
-    starts = {"load": [], "compute": [], "store": []}
-
-    def begin(role, stage, ready, k):
-        """The stage's start for tile k: when its input is ready and its unit can take a new tile."""
-        start = max(ready, starts[role][-1] + stage.every) if k else ready
-        starts[role].append(start)
-        return start
-
-    for k in range(tiles):
-        start = begin("load", load, computed[k - buffers] if k >= buffers else 0.0, k)
-        events.append(Event(k, load.name, start, start + load.latency, k % buffers))
-        start = begin("compute", compute, start + load.latency, k)
-        computed.append(start + compute.latency)
-        events.append(Event(k, compute.name, start, computed[-1], None))
-        if store is not None:
-            start = begin("store", store, computed[-1], k)
-            events.append(Event(k, store.name, start, start + store.latency, None))
-    return events
+    stages = [load, compute] + ([store] if store is not None else [])
+    return chain(tiles, stages, [buffers] + [None] * (len(stages) - 2))
 
 
 def total_time(events):
