@@ -87,7 +87,9 @@ def systolic_strip(X, W, cycles=None):
     states = systolic.trace(X, W)
     chosen = list(range(len(states)))[:8] if cycles is None else list(cycles)
     rows, cols = W.shape
-    picture = Picture(figsize=(min(4 * len(chosen), 22), 1.1 * rows + 1.6), layout="constrained")
+    width = min(3.2 * len(chosen), 22)
+    panel = width / len(chosen)
+    picture = Picture(figsize=(width, panel * (rows + 1.4) / (cols + 1.8) + 0.7), layout="constrained")
     axes = np.atleast_1d(picture.subplots(1, len(chosen)))
     busy = [draw_cycle(ax, states[c], W, X.shape[0]) for ax, c in zip(axes, chosen, strict=True)]
     picture.suptitle(f"{X.shape[0]} vector(s) through a {rows}x{cols} weight-stationary array: "
@@ -161,6 +163,6 @@ def timelines(rows, unit="µs"):
     axes[0].set_xlim(0, max(ends.values()) * 1.02)
     for ax in axes[:-1]:
         ax.set_xlabel("")
-    picture.supxlabel("bars: tiles (numbered); loads coloured by the buffer they fill", fontsize=8)
+    picture.supxlabel("bars: tiles (numbered), coloured by the buffer each fills (grey: none)", fontsize=8)
     picture.facts.update(ends=ends)
     return picture
