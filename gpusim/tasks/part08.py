@@ -214,20 +214,21 @@ def _cycle_diagnosis(p: dict, got: float) -> str:
     """Which usual slip gives the learner's number, as a sentence (or "")."""
     m, k, n, rows, cols = (p[x] for x in ("m", "k", "n", "rows", "cols"))
     passes = _cdiv(k, rows) * _cdiv(n, cols)
-    slips = {
-        passes * (m + rows + cols - 3): "each pass one cycle short: the last sum leaves at the end of cycle "
-                                        "M + rows + cols - 3, counting from cycle 0, so a pass has one cycle "
-                                        "more",
-        m + rows + cols - 2: "one pass only: a product larger than the array needs cdiv(K, rows) · cdiv(N, "
-                             "cols) passes",
-        max(k // rows, 1) * max(n // cols, 1) * (m + rows + cols - 2):
-            "passes counted with //: a last, partial weight tile is a pass too (round up)",
-        passes * (m + k + n - 2): "the problem's K and N where the array's rows and cols belong: every pass "
-                                  "clocks the whole array",
-        passes * m: "no fill and no drain: the array needs rows + cols - 2 cycles beyond one per vector",
-    }
-    for value, slip in slips.items():
-        if got == value and value != systolic.cycle_count(m, k, n, rows, cols):
+    slips = (
+        (passes * (m + rows + cols - 3), "each pass one cycle short: the last sum leaves at the end of cycle "
+                                         "M + rows + cols - 3, counting from cycle 0, so a pass has one "
+                                         "cycle more"),
+        (m + rows + cols - 2, "one pass only: a product larger than the array needs cdiv(K, rows) · "
+                              "cdiv(N, cols) passes"),
+        ((k // rows) * (n // cols) * (m + rows + cols - 2),
+         "passes counted with //: a last, partial weight tile is a pass too (round up)"),
+        (passes * (m + k + n - 2), "the problem's K and N where the array's rows and cols belong: every pass "
+                                   "clocks the whole array"),
+        (passes * m, "no fill and no drain: the array needs rows + cols - 2 cycles beyond one per vector"),
+    )
+    right = systolic.cycle_count(m, k, n, rows, cols)
+    for value, slip in slips:
+        if got == value != right:
             return f"\nYour number is what you get with {slip}."
     return ""
 
@@ -238,7 +239,7 @@ def check_systolic_cycles(function, seeds=None) -> None:
     if not callable(function):
         raise CheckFailed(f"{task.name}: pass your function itself, not {type(function).__name__}.")
     for case in task.cases:
-        result = run_function(task, function, case, lambda f, args: f(**args))
+        result = run_function(task, function, case, lambda f, args: f(*args.values()))
         message = judge(task, case, result)
         if message:
             got = result["outputs"]["cycles"]
