@@ -4,6 +4,7 @@ named, and the inputs carry the families of values that break shortcuts."""
 import numpy as np
 import pytest
 
+from gpusim.grade.recording import FUNCTION, KERNEL, planned_steps
 from gpusim.models import systolic
 from gpusim.tasks import part08
 from gpusim.tasks.common import CheckFailed
@@ -55,3 +56,16 @@ def test_every_ring_case_set_has_negative_rows_zeros_huge_values_and_a_late_maxi
         assert any(np.abs(row).max() > 1e29 for row in rows)
         assert any(row.argmax() == len(row) - 1 for row in rows)
         assert any(case.params["length"] % part08.WARP for case in cases)
+
+
+@pytest.mark.parametrize("function,names,kind,task", [
+    ("check_systolic", 2, FUNCTION, part08.SYSTOLIC),
+    ("check_systolic_cycles", 1, FUNCTION, part08.SYSTOLIC_CYCLES),
+    ("check_double_buffered_matmul", 1, KERNEL, part08.DOUBLE_BUFFERED),
+    ("check_ring_row_max", 1, KERNEL, part08.RING_ROW_MAX),
+])
+def test_the_classroom_grader_sees_every_task_through_its_hooks(function, names, kind, task):
+    steps = planned_steps(part08, function, names, {})
+    assert [(step.kind, step.task) for step in steps] == [(kind, task)]
+    hidden = planned_steps(part08, function, names, {"seeds": (1, 2, 3)})
+    assert len(hidden[0].task.cases) > len(task.cases)
