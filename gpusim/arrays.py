@@ -188,8 +188,8 @@ class DeviceArray:
         return OutOfBoundsError(message)
 
     def atomic(self, idx, op, frame, *operands):
-        """Apply an atomic read-modify-write `op(old, *operands) -> new`; return the old value, the value
-        stored and the element's address (in units of its itemsize, as logged)."""
+        """Apply an atomic read-modify-write `op(old, *operands) -> new`; return the old value, the new one
+        and the element's address (in units of its itemsize, as logged)."""
         parts = idx if isinstance(idx, tuple) else (idx,)
         if len(parts) != self.ndim or any(isinstance(p, slice) for p in parts):
             raise self._misuse(idx, ATOMIC, frame, "atomics need one integer index per dimension")
@@ -202,10 +202,10 @@ class DeviceArray:
                 raise self._error(idx, ATOMIC, frame, self._bounds_text(i, axis, self.shape[axis]))
             e += i * self._st[axis]
         self._log(e, frame, ATOMIC)
-        flat = self._flat
-        old = flat[e]
-        flat[e] = op(old, *operands)
-        return old, flat[e], self._kb + e
+        old = self._flat[e]
+        new = op(old, *operands)
+        self._flat[e] = new
+        return old, new, self._kb + e
 
     def to_numpy(self):
         """A copy of the elements this view covers, without logging accesses."""

@@ -21,9 +21,13 @@ def _apply_atomic(ary, idx, op, *operands):
         old, new, address = ary.atomic(idx, op, sys._getframe(2), *operands)
     else:
         old = ary[idx]
-        ary[idx] = op(old, *operands)
-        new, address = ary[idx], (id(ary), idx)
-    current.scheduler.after_atomic(ary, idx, address, old, new, operands)
+        new = op(old, *operands)
+        ary[idx] = new
+        address = None
+    scheduler = current.scheduler
+    if scheduler.clocks is None and old != new:  # an update outside flag phases: nothing to follow
+        return old
+    scheduler.after_atomic(ary, idx, (id(ary), idx) if address is None else address, old, new, operands)
     return old
 
 

@@ -40,15 +40,14 @@ class Flags:
         self.checker.clocks = self.clocks
 
     def after_atomic(self, array, index, address, old, new, operands):
-        """Called after every atomic: feeds the fence clocks, and hands over when the thread is spinning."""
+        """Called after an atomic that left its element unchanged (a poll), and after every atomic while
+        fences are followed: feeds the fence clocks; hands over when the thread spins or updates a flag."""
         thread = current.thread
         clocks = self.clocks
-        if not old == new:
-            thread.poll = None
-            if clocks is not None:
-                clocks.atomic(thread, address, True)
-                self.queue.append(thread)  # a flag update: let the threads that wait for it see it
-                self._switch_away()
+        if not old == new:  # a flag update (fakecuda only calls here for one while fences are followed)
+            clocks.atomic(thread, address, True)
+            self.queue.append(thread)  # let the threads that wait for it see it
+            self._switch_away()
             return
         if clocks is not None:
             clocks.atomic(thread, address, False)
