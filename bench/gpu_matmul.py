@@ -1,6 +1,7 @@
 """Time every course matmul kernel against torch.matmul (cuBLAS) at 4096^3 float32, TF32 off.
 
-Usage:  python3 bench/gpu_matmul.py [--n 4096] [--out DIR] [--explore]
+Usage:  python3 bench/gpu_matmul.py [--n 4096] [--out DIR] [--explore] [--only 4,10,11] [--name STEM]
+        python3 bench/gpu_matmul.py --dry-run --n 128 --only 11,12   # the chosen versions, on the CPU
 
 For each version: correctness against a float64 reference computed on the GPU (relative Frobenius error,
 output poisoned with NaN first), median time over repeats timed with CUDA events after a warm-up call
@@ -15,7 +16,10 @@ import time
 
 if __package__ in (None, ""):  # run as a script: make `bench` importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if "--dry-run" in sys.argv:  # Numba reads its simulator switch when it is first imported
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
@@ -35,6 +39,10 @@ def versions(explore):
     g8k16 = mm.make_regtile_matmul(128, 128, 16, 8, 8)
     v9 = mm.make_regtile_matmul_vec(128, 128, 8, 8, 8, prefetch=True)
     v10 = mm.make_regtile_matmul_vec(128, 128, 8, 8, 8, prefetch=True, UNROLL=2, max_registers=128)
+    db16 = mm.make_double_buffered_matmul(16)
+    db32 = mm.make_double_buffered_matmul(32)
+    v12 = mm.make_regtile_matmul_vec(128, 128, 8, 8, 8, prefetch=True, UNROLL=2, max_registers=128,
+                                     double_buffer=True)
     v = [
         ("1 naive", mm.launch_naive, mm.matmul_naive, "one thread per output"),
         ("2 tiled16 static", mm.launch_tiled16, mm.matmul_tiled16, "16x16 static shared tiles"),
@@ -54,6 +62,9 @@ def versions(explore):
         ("8 regtile gen 128x128x8 8x8 prefetch", g8p, g8p.kernel, "+ register double buffering"),
         ("9 regtile vec4 128x128x8 8x8 prefetch", v9, v9.kernel, "16-byte shared loads (+ prefetch)"),
         ("10 vec4 + unroll2 + max_registers=128", v10, v10.kernel, "loads of step k+1 before FMAs of k"),
+        ("11 double-buffered TILE=16", db16, db16.kernel, "version 4, 2 shared buffers, 1 barrier per tile"),
+        ("11 double-buffered TILE=32", db32, db32.kernel, "version 4, 2 shared buffers, 1 barrier per tile"),
+        ("12 version 10 double-buffered", v12, v12.kernel, "v10, 2 shared buffers, 1 barrier per step"),
     ]
     if explore:
         for cfg in [
@@ -83,9 +94,35 @@ def versions(explore):
     return v
 
 
+def chosen(name, only):
+    """Is version `name` one of `only`: a version number (its leading number) or a substring of its name?"""
+    number = name.split()[0]
+    return not only or any(x == number if x.isdigit() else x in name for x in only)
+
+
+def dry_run(n, explore, only):
+    """Run the chosen versions once at n x n x n under Numba's simulator and compare with NumPy."""
+    if not cuda.is_available() or os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        raise SystemExit("--dry-run runs under Numba's simulator: NUMBA_ENABLE_CUDASIM=1 must be set.")
+    rng = np.random.default_rng(0)
+    A, B = (rng.uniform(-1, 1, (n, n)).astype(np.float32) for _ in range(2))
+    expected = A.astype(np.float64) @ B
+    failed = 0
+    for name, launch, _kernel, _what in versions(explore):
+        if not chosen(name, only):
+            continue
+        C = np.full((n, n), np.nan, np.float32)
+        start = time.perf_counter()
+        launch(A, B, C)
+        error = float(np.abs(C - expected).max())
+        failed += not error < 1e-3
+        print(f"{name:45s} max error {error:.1e}  ({time.perf_counter() - start:.1f} s on Numba's simulator)")
+    return failed
+
+
 def measure(n=4096, explore=False, only=(), on_row=None):
-    """{meta, results}: every version (or those whose names contain a string of `only`) between two cuBLAS
-    runs; `on_row(partial)` is called after each version with what is measured so far."""
+    """{meta, results}: every version (or those `only` chooses, see `chosen`) between two cuBLAS runs;
+    `on_row(partial)` is called after each version with what is measured so far."""
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     flops = 2.0 * n**3
@@ -135,7 +172,7 @@ def measure(n=4096, explore=False, only=(), on_row=None):
 
     record("cuBLAS torch.matmul", lambda: torch.matmul(A, B, out=C), None, "TF32 off")
     for name, launch, kernel, what in versions(explore):
-        if only and not any(x in name for x in only):
+        if not chosen(name, only):
             continue
         try:
             record(name, lambda launch=launch: launch(dA, dB, dC), kernel, what)
@@ -170,12 +207,16 @@ def main():
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     ap.add_argument("--explore", action="store_true")
-    ap.add_argument("--only", default="", help="comma-separated name substrings of the versions to run")
+    ap.add_argument("--only", default="", help="comma-separated version numbers or name substrings to run")
+    ap.add_argument("--name", default="gpu_matmul", help="stem of the result files: STEM_<device>.json/.txt")
+    ap.add_argument("--dry-run", action="store_true", help="run the chosen versions under Numba's simulator")
     args = ap.parse_args()
-    only = [x for x in args.only.split(",") if x]
+    only = [x.strip() for x in args.only.split(",") if x.strip()]
+    if args.dry_run:
+        sys.exit(dry_run(args.n, args.explore, only))
 
     def save(partial):
-        return write_json(args.out, "gpu_matmul", partial)
+        return write_json(args.out, args.name, partial)
 
     data = measure(args.n, args.explore, only, on_row=save)
     path = save(data)

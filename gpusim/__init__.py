@@ -10,6 +10,8 @@ from .context import WARP_SIZE
 from .errors import (
     BarrierError,
     CompileError,
+    DeadlockError,
+    FlagRaceError,
     KernelError,
     KernelException,
     KernelTimeoutError,
@@ -27,6 +29,8 @@ __all__ = [
     "Access",
     "BarrierError",
     "CompileError",
+    "DeadlockError",
+    "FlagRaceError",
     "Kernel",
     "KernelError",
     "KernelException",

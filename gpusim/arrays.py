@@ -188,7 +188,8 @@ class DeviceArray:
         return OutOfBoundsError(message)
 
     def atomic(self, idx, op, frame, *operands):
-        """Apply an atomic read-modify-write `op(old, *operands) -> new`; return the old value."""
+        """Apply an atomic read-modify-write `op(old, *operands) -> new`; return the old value, the new one
+        and the element's address (in units of its itemsize, as logged)."""
         parts = idx if isinstance(idx, tuple) else (idx,)
         if len(parts) != self.ndim or any(isinstance(p, slice) for p in parts):
             raise self._misuse(idx, ATOMIC, frame, "atomics need one integer index per dimension")
@@ -202,8 +203,9 @@ class DeviceArray:
             e += i * self._st[axis]
         self._log(e, frame, ATOMIC)
         old = self._flat[e]
-        self._flat[e] = op(old, *operands)
-        return old
+        new = op(old, *operands)
+        self._flat[e] = new
+        return old, new, self._kb + e
 
     def _read_all(self, frame):
         """Every element of the view as an array, each read (and logged) by the calling thread."""
@@ -324,6 +326,47 @@ class DeviceArray2D(DeviceArray):
         self._access(idx, _getframe(1), WRITE, value)
 
 
+class DeviceArray3D(DeviceArray):
+    """Fast path for three indices (a double-buffered tile, heads x rows x columns)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, idx):
+        try:
+            i, j, k = idx
+            n0, n1, n2 = self.shape
+            if 0 <= i < n0 and 0 <= j < n1 and 0 <= k < n2:
+                s0, s1, s2 = self._st
+                e = self._e0 + i * s0 + j * s1 + k * s2
+                f = _getframe(1)
+                meta = self._mr + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + e)
+                la(meta)
+                return self._flat[e]
+        except (TypeError, ValueError, KeyError, OverflowError):
+            pass
+        return self._access(idx, _getframe(1), READ)
+
+    def __setitem__(self, idx, value):
+        try:
+            i, j, k = idx
+            n0, n1, n2 = self.shape
+            if 0 <= i < n0 and 0 <= j < n1 and 0 <= k < n2:
+                s0, s1, s2 = self._st
+                e = self._e0 + i * s0 + j * s1 + k * s2
+                f = _getframe(1)
+                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + e)
+                la(meta)
+                self._flat[e] = value
+                return
+        except (TypeError, ValueError, KeyError, OverflowError):
+            pass
+        self._access(idx, _getframe(1), WRITE, value)
+
+
 class Contiguous1D(DeviceArray):
     """Fastest path: a whole 1-D argument or shared array."""
 
@@ -405,7 +448,7 @@ class ReadOnlyArray(DeviceArray):
         raise self._readonly(idx, WRITE, _getframe(1))
 
 
-_BY_NDIM = {1: DeviceArray1D, 2: DeviceArray2D}
+_BY_NDIM = {1: DeviceArray1D, 2: DeviceArray2D, 3: DeviceArray3D}
 _CONTIGUOUS = {1: Contiguous1D, 2: Contiguous2D}
 
 

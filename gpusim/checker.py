@@ -7,10 +7,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import sites
+from . import fences, sites
 from .arrays import ATOMIC, KIND_SHIFT, READ, SIZE_SHIFT, TAG_SHIFT, WRITE
 from .context import WARP_SIZE, fmt3
-from .errors import RaceError, UninitializedReadError, WriteConflictError
+from .errors import FlagRaceError, RaceError, UninitializedReadError, WriteConflictError
 from .memory import OFFSET_MASK, REGION_BITS
 
 _VERBS = {READ: "read", WRITE: "wrote", ATOMIC: "atomically updated"}
@@ -35,7 +35,7 @@ class Accesses:
     """Logged accesses as numpy arrays in log order; `epoch` numbers the barrier epochs of the batch."""
 
     FIELDS = ("addr", "kind", "tid", "wepoch", "tag", "lasti", "region", "epoch")
-    __slots__ = FIELDS
+    __slots__ = (*FIELDS, "segment")
 
     @classmethod
     def from_log(cls, log):
@@ -49,6 +49,9 @@ class Accesses:
         lengths = np.diff(np.append(segments[:, 0] // 2, n))
         self.tid = np.repeat(segments[:, 1], lengths)
         self.wepoch = np.repeat(segments[:, 2], lengths)
+        self.segment = None
+        if len(segments) and (segments[:, 2] >> fences.SEGMENT_SHIFT).any():
+            self.wepoch, self.segment = fences.split_warp_epochs(self.wepoch)
         del segments
         ends = [end for end in log.epoch_ends if end < n] + [n]
         self.epoch = np.repeat(np.arange(len(ends)), np.diff(np.array([0] + ends)))
@@ -80,6 +83,7 @@ class Checker:
         self.earlier_blocks = {READ: set(), WRITE: set(), ATOMIC: set()}
         self.this_block = {READ: set(), WRITE: set(), ATOMIC: set()}
         self.history = []
+        self.clocks = None  # gpusim.fences.Clocks while the block hands data over through flags
 
     def begin_block(self, block, threads, block_dim):
         self.epoch_base = 0
@@ -151,12 +155,19 @@ class Checker:
         other_thread = (w_key[pos] == key) & (w_tid[pos] != epoch.tid)
         several_writers = (w_key[1:] == w_key[:-1]) & (w_tid[1:] != w_tid[:-1])
         candidates = np.union1d(key[other_thread], w_key[1:][several_writers])
-        for candidate in candidates.tolist():
+        followed = np.zeros(len(candidates), dtype=bool)
+        if self.clocks is not None:
+            followed = candidates >> _EPOCH_SHIFT >= self.clocks.since_epoch
+        for candidate in candidates[~followed].tolist():
             entries = np.flatnonzero(key == candidate)
             entries = entries[np.argsort(epoch.tid[entries], kind="stable")]
             pair = self._conflicting_pair(epoch, entries)
             if pair is not None:
                 raise self._race_error(epoch, entries, *pair)
+        if followed.any():
+            pair = fences.first_unordered(epoch, np.isin(key, candidates[followed]), self.clocks.table())
+            if pair is not None:
+                raise self._flag_race_error(epoch, *pair)
 
     @staticmethod
     def _conflicting_pair(epoch, entries):
@@ -215,9 +226,30 @@ class Checker:
             )
         same_warp = epoch.tid[first] // WARP_SIZE == epoch.tid[second] // WARP_SIZE
         order = "cuda.syncwarp() or cuda.syncthreads()" if same_warp else "cuda.syncthreads()"
+        mixed = ATOMIC in (int(epoch.kind[first]), int(epoch.kind[second]))
         return RaceError(
             f"block {fmt3(self.block)}: {self._access_text(epoch, first)} and "
-            f"{self._access_text(epoch, second)} with no {order} between them."
+            f"{self._access_text(epoch, second)} with no {order} between them.",
+            fences.MIXED_ATOMIC_HINT if mixed else None,
+        )
+
+    def _flag_race_error(self, epoch, first, second):
+        """A conflict in an epoch where the block hands data over through flags: the same report, with a hint
+        that says which part of the flag protocol does not order the two accesses."""
+        if epoch.kind[first] == WRITE == epoch.kind[second] and self._line(
+                int(epoch.tag[first]), int(epoch.lasti[first])) == self._line(
+                int(epoch.tag[second]), int(epoch.lasti[second])):
+            entries = np.array([first, second])
+            return self._race_error(epoch, entries, first, second)
+
+        def place(i):
+            return sites.describe(self.memory.codes[int(epoch.tag[i])], int(epoch.lasti[i]))
+
+        return FlagRaceError(
+            f"block {fmt3(self.block)}: {self._access_text(epoch, first)} and "
+            f"{self._access_text(epoch, second)}, and nothing orders them: no cuda.syncthreads() between "
+            f"them, and no flag handover with fences.",
+            fences.explain(epoch, first, second, self.clocks, place),
         )
 
     # --- uninitialised shared memory -----------------------------------------------------
@@ -238,7 +270,7 @@ class Checker:
                 writes = writes if writes is not None else self._writes_by_address(epoch)
                 for i in suspects.tolist():
                     earlier = writes.get((int(epoch.epoch[i]), int(epoch.addr[i])), ())
-                    if not self._written_before(epoch, i, earlier):
+                    if not self._written_before(epoch, i, earlier, self._followed(epoch, i)):
                         raise UninitializedReadError(
                             f"block {fmt3(self.block)}: {self._access_text(epoch, i)}, but no thread of the "
                             f"block has written that element of shared memory yet."
@@ -262,11 +294,18 @@ class Checker:
             writes.setdefault((epoch_number, address), []).append(write)
         return writes
 
+    def _followed(self, epoch, i):
+        """Does access i belong to an epoch in which the block hands data over through flags?"""
+        return self.clocks is not None and int(epoch.epoch[i]) >= self.clocks.since_epoch
+
     @staticmethod
-    def _written_before(epoch, i, writes):
-        """Did the reader itself, or a lane ordered before it by a warp sync, write the element first?"""
+    def _written_before(epoch, i, writes, followed=False):
+        """Did the reader itself, or a lane ordered before it by a warp sync, write the element first? In an
+        epoch with flags, any earlier write counts: the race check has already ordered it, or reported it."""
         tid, wepoch = int(epoch.tid[i]), int(epoch.wepoch[i])
         for position, writer, writer_wepoch in writes:
+            if followed and position < i:
+                return True
             if writer == tid and position < i:
                 return True
             if writer // WARP_SIZE == tid // WARP_SIZE and writer_wepoch < wepoch:

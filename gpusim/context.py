@@ -22,6 +22,10 @@ class SimThread:
         "mask",
         "result",
         "wepoch",
+        "poll",
+        "poll_at",
+        "poll_where",
+        "stall",
     )
 
     def __init__(self, idx, linear):
@@ -37,6 +41,7 @@ class SimThread:
         self.site = self.value = self.arg = self.result = None
         self.mask = 0
         self.wepoch = 0
+        self.poll = self.poll_at = self.poll_where = self.stall = None
 
 
 class Current:

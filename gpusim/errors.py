@@ -30,12 +30,32 @@ class WriteConflictError(RaceError):
     )
 
 
+class FlagRaceError(RaceError):
+    """A race inside a block whose threads hand data over through flags: a fence, or the order of the data
+    access and the flag update, is wrong (gpusim.fences). The message's hint says which."""
+
+    hint = (
+        "hand data over as write the data -> cuda.threadfence_block() -> set the flag with cuda.atomic.*, "
+        "and read it as poll the flag with cuda.atomic.* -> cuda.threadfence_block() -> read the data."
+    )
+
+
 class BarrierError(KernelError):
     """Threads of a block (or warp) do not all reach the same barrier or warp collective."""
 
     hint = (
         "every thread of the block must reach the same cuda.syncthreads(): keep barriers out of "
         "branches and loops that some threads skip, and do not return early before one."
+    )
+
+
+class DeadlockError(BarrierError):
+    """Every thread of a block that can still run waits in a loop for a flag that no thread can change."""
+
+    hint = (
+        "a thread that waits for a flag needs another thread that will still set it: check that each flag "
+        "is set on the element and to the value its waiters poll for, that producer and consumers wait for "
+        "each other in the same order, and that no thread waits at cuda.syncthreads() while others poll."
     )
 
 

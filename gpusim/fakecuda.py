@@ -18,9 +18,16 @@ Dim3 = namedtuple("Dim3", "x y z")
 
 def _apply_atomic(ary, idx, op, *operands):
     if isinstance(ary, DeviceArray):
-        return ary.atomic(idx, op, sys._getframe(2), *operands)
-    old = ary[idx]
-    ary[idx] = op(old, *operands)
+        old, new, address = ary.atomic(idx, op, sys._getframe(2), *operands)
+    else:
+        old = ary[idx]
+        new = op(old, *operands)
+        ary[idx] = new
+        address = None
+    scheduler = current.scheduler
+    if scheduler.clocks is None and old != new:  # an update outside flag phases: nothing to follow
+        return old
+    scheduler.after_atomic(ary, idx, (id(ary), idx) if address is None else address, old, new, operands)
     return old
 
 
@@ -156,7 +163,9 @@ class FakeCuda:
 
     @staticmethod
     def threadfence():
-        """Memory fences order a thread's own accesses; the simulator runs them in order already."""
+        """A memory fence: orders the thread's accesses before it against those after it, for other threads
+        that hand data over through a flag (gpusim.fences)."""
+        current.scheduler.fence()
 
     threadfence_block = threadfence_system = threadfence
 

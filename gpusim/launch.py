@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .checker import Checker
+from .context import current
 from .counters import Counters
 from .errors import KernelError, KernelTimeoutError, ResourceError
 from .fakecuda import Dim3, FakeCuda
@@ -229,6 +230,17 @@ def convert_args(fn, args, memory, checked):
     return sim_args, copy_backs
 
 
+def _spin_note():
+    """What threads that wait for a flag were doing when the time ran out (gpusim.flags), or "". It runs in a
+    signal handler: an exception would surface wherever the kernel was, where an `except` could swallow it
+    and the launch would never stop, so any failure gives "" instead."""
+    scheduler = current.scheduler
+    try:
+        return scheduler.spin_note() if scheduler is not None else ""
+    except Exception:  # noqa: BLE001
+        return ""
+
+
 @contextmanager
 def _alarm(timeout):
     """Raise KernelTimeoutError after `timeout` seconds, even inside a loop without barriers.
@@ -244,7 +256,8 @@ def _alarm(timeout):
     def on_alarm(signum, frame):
         if time.monotonic() - start < timeout * 0.999 and callable(previous):
             return previous(signum, frame)
-        raise KernelTimeoutError(f"the launch ran longer than its timeout of {timeout} s and was stopped.")
+        raise KernelTimeoutError(f"the launch ran longer than its timeout of {timeout} s and was stopped."
+                                 + _spin_note())
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout)

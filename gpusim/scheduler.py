@@ -12,6 +12,7 @@ from .checker import SharedSnapshot
 from .context import BARRIER, DONE, RUNNABLE, WARP, SimThread, current, fmt3, site_text, thread_list, who
 from .errors import BarrierError, KernelError, KernelException, KernelTimeoutError
 from .fakecuda import FULL_MASK, WARP_SIZE, Dim3
+from .flags import Flags
 from .spaces import MemorySpaces
 from .warps import WarpCollectives
 
@@ -24,7 +25,7 @@ def _trim_to_user_code(exc):
         exc.__traceback__ = tb
 
 
-class Scheduler(WarpCollectives, MemorySpaces):
+class Scheduler(WarpCollectives, MemorySpaces, Flags):
     """Executes one launch; `current.scheduler` points here while it runs."""
 
     def __init__(self, fn, args, grid, block, dynamic_bytes, fake, memory, checker, rng=None, deadline=None):
@@ -48,6 +49,8 @@ class Scheduler(WarpCollectives, MemorySpaces):
         self.max_static_shared = 0
         self.blocks = 0
         self.main = None
+        self.clocks = None
+        self.poll_keys = 0
 
     def run(self):
         current.scheduler = self
@@ -83,7 +86,9 @@ class Scheduler(WarpCollectives, MemorySpaces):
         self.epoch = 0
         self.static_shared_bytes = 0
         self.dynamic = None
+        self.clocks = None
         if self.checked:
+            self.checker.clocks = None
             self.checker.begin_block(block_idx, threads, self.block)
         self.waiting = []
         self.queue = self._in_run_order(threads)
@@ -124,7 +129,8 @@ class Scheduler(WarpCollectives, MemorySpaces):
         if self.checked:
             self.log.segments.extend((len(self.log.keys), thread.linear, thread.wepoch))
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise KernelTimeoutError(f"the launch ran past its timeout; it stopped in {who(thread)}.")
+            raise KernelTimeoutError(f"the launch ran past its timeout; it stopped in {who(thread)}."
+                                     + self.spin_note())
 
     def _start(self, thread):
         """From the scheduler: run `thread` (and those it hands over to) until all block or one exits."""
@@ -233,6 +239,10 @@ class Scheduler(WarpCollectives, MemorySpaces):
     def _release(self, waiting):
         if self.checked:
             self.checker.end_epoch()
+            if self.clocks is not None:  # the next phase follows flags again from its first fence or spin
+                self.checker.flush()
+                self.clocks.close()
+                self.clocks = self.checker.clocks = None
         self._snapshot()
         self.epoch += 1
         kind = waiting[0].site[0]

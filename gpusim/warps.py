@@ -19,7 +19,7 @@ WARP_OPS = {
 
 
 class WarpCollectives:
-    """Mixin of Scheduler: needs threads, queue, present, exited, pending, checked, log, _switch_away,
+    """Mixin of Scheduler: needs threads, queue, present, exited, pending, checked, log, clocks, _switch_away,
     _stuck_report."""
 
     def active_mask(self):
@@ -96,6 +96,8 @@ class WarpCollectives:
             t.wepoch += 1
             if t is not caller:
                 self.queue.append(t)
+        if self.clocks is not None:
+            self.clocks.join(group)
         if self.checked:
             self.log.segments.extend((len(self.log.keys), caller.linear, caller.wepoch))
 

@@ -11,7 +11,10 @@ Each version is one function or one *kernel factory*; its docstring says what it
 7. ``make_regtile_matmul``       the same algorithm, generated as straight-line code (scalars, no arrays);
                                  ``prefetch=True`` adds register double buffering of the global loads.
 8. ``make_regtile_matmul_vec``   16-byte shared-memory loads (runs of 4 per thread, A stored transposed);
-                                 ``UNROLL=2`` issues the next k step's loads before this step's FMAs.
+                                 ``UNROLL=2`` issues the next k step's loads before this step's FMAs;
+                                 ``double_buffer=True`` gives it version 9's two shared buffers.
+9. ``make_double_buffered_matmul(TILE)``  version 4 with two shared buffers per operand: the next tile loads
+                                 while this one is multiplied, one barrier per tile instead of two.
 
 Sizes: the tiled kernels assume M, N, K are multiples of their tile sizes (the benchmark uses 4096);
 ``matmul_naive`` handles any size.
@@ -311,7 +314,8 @@ def make_regtile_matmul(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=False, max_re
     ``prefetch=True`` adds register double buffering: the global loads of the *next* tiles are issued
     before the arithmetic on the current ones and stored to shared memory only after it, so their latency
     hides behind the FMAs instead of stalling every warp at the top of each iteration.
-    ``max_registers`` caps registers per thread (more resident blocks per SM, at the risk of spills).
+    ``max_registers`` caps registers per thread (more resident blocks per SM, at the risk of spills); the CPU
+    simulator has no registers and ignores it.
     """
     TX = BN // TN
     TY = BM // TM
@@ -362,7 +366,7 @@ def make_regtile_matmul(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=False, max_re
     body += [f"C[row0 + ty + {TY * i}, col0 + tx + {TX * j}] = c_{i}_{j}" for i in RI for j in RJ]
     src = "\n".join(src) + "\n" + _unrolled(body, 4) + "\n"
     consts = dict(BM=BM, BN=BN, BK=BK, TX=TX)
-    opts = {} if max_registers is None else {"max_registers": max_registers}
+    opts = {} if max_registers is None or config.ENABLE_CUDASIM else {"max_registers": max_registers}
     kernel = cuda.jit(compile_source(src, "regtile_matmul", consts), **opts)
 
     def launch(A, B, C):
@@ -378,7 +382,8 @@ def make_regtile_matmul(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=False, max_re
 # ---------------------------------------------------------------------------------------------------------
 
 
-def make_regtile_matmul_vec(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=True, max_registers=None, UNROLL=1):
+def make_regtile_matmul_vec(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=True, max_registers=None, UNROLL=1,
+                            double_buffer=False):
     """Version 7 with fewer, wider shared-memory loads: each thread's operands come in runs of 4 floats.
 
     Version 7 issues TM + TN = 16 four-byte shared loads per 64 FMAs.  A multiprocessor serves about one
@@ -394,6 +399,10 @@ def make_regtile_matmul_vec(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=True, max
     (8 k values x 4 m values) land in 32 different banks.
     ``prefetch=True``: register double buffering of the global loads, as in version 7.
     ``UNROLL=2``: the k loop written two steps at a time, loads first (shared-load latency overlaps FMAs).
+    ``double_buffer=True`` (with prefetch): two shared buffers per operand, as in version 9. Step k multiplies
+    one buffer and stores the prefetched tile k + 1 into the other, so one barrier per step is enough instead
+    of two. The k loop is written two steps at a time, so that every shared address stays a compile-time
+    offset (buffers 0 and 1 are separate arrays).
     """
     TX, TY = BN // TN, BM // TM
     NT = TX * TY
@@ -431,7 +440,10 @@ def make_regtile_matmul_vec(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=True, max
         inner += [f"    b_{j}_{u} = sB[k + {u}, tx4 + {cols[j]}]" for j in RJ]
     for u in range(UNROLL):
         inner += [f"    c_{i}_{j} += a_{i}_{u} * b_{j}_{u}" for i in RI for j in RJ]
-    if not prefetch:
+    if double_buffer:
+        assert prefetch, "double_buffer=True needs prefetch=True"
+        body = _double_buffered_steps(body, load_a + load_b, store, inner)
+    elif not prefetch:
         body += ["for k0 in range(0, K, BK):"]
         body += ["    " + s for s in load_a + load_b + store]
         body += ["    cuda.syncthreads()"] + ["    " + s for s in inner] + ["    cuda.syncthreads()"]
@@ -446,7 +458,7 @@ def make_regtile_matmul_vec(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=True, max
     body += [f"C[row0 + ty4 + {rows[i]}, col0 + tx4 + {cols[j]}] = c_{i}_{j}" for i in RI for j in RJ]
     src = "def regtile_matmul_vec(A, B, C):\n" + _unrolled(body, 4) + "\n"
     consts = dict(BK=BK, BN=BN, BM=BM, PAD=PAD, TX=TX)
-    opts = {} if max_registers is None else {"max_registers": max_registers}
+    opts = {} if max_registers is None or config.ENABLE_CUDASIM else {"max_registers": max_registers}
     kernel = cuda.jit(compile_source(src, "regtile_matmul_vec", consts), **opts)
 
     def launch(A, B, C):
@@ -454,4 +466,82 @@ def make_regtile_matmul_vec(BM=128, BN=128, BK=8, TM=8, TN=8, prefetch=True, max
 
     launch.kernel = kernel
     launch.source = src
+    return launch
+
+
+def _double_buffered_steps(body, loads, store, inner):
+    """Version 8's k loop with two shared buffers (sA0/sB0, sA1/sB1): two steps per iteration, each
+    multiplying one buffer while it stores the prefetched next tile into the other, one barrier per step."""
+
+    def on(buffer, lines):
+        return [line.replace("sA[", f"sA{buffer}[").replace("sB[", f"sB{buffer}[") for line in lines]
+
+    declarations = [line for line in body if "cuda.shared.array" in line]
+    body = [line for line in body if "cuda.shared.array" not in line]
+    for buffer in (0, 1):
+        body += [line.replace("sA =", f"sA{buffer} =").replace("sB =", f"sB{buffer} =")
+                 for line in declarations]
+    body += ["k0 = 0"] + loads + on(0, store) + ["cuda.syncthreads()"]
+    body += ["for kk in range(0, K, 2 * BK):"]
+    for this, other, ahead in ((0, 1, "BK"), (1, 0, "2 * BK")):
+        step = ["k0 = kk + " + ahead, "if k0 < K:"] + ["    " + s for s in loads]
+        step += on(this, inner) + ["if k0 < K:"] + ["    " + s for s in on(other, store)]
+        if this == 1:  # the second step of a pair exists only if its tile does
+            step = ["if kk + BK < K:"] + ["    " + s for s in step]
+        body += ["    " + s for s in step] + ["    cuda.syncthreads()"]
+    return body
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 9. double buffering in shared memory
+# ---------------------------------------------------------------------------------------------------------
+
+
+def make_double_buffered_matmul(TILE):
+    """Version 4 with two shared buffers per operand and one barrier per tile instead of two.
+
+    In step t the block multiplies tile t from buffer t % 2 and loads tile t + 1 into the other buffer. The
+    barrier at the end of the step does both jobs of version 4's two barriers: tile t + 1 is complete before
+    anyone reads it, and nobody writes buffer t % 2 again (in step t + 1) before everyone has finished
+    reading it (in step t). A block goes through cdiv(K, TILE) + 1 barriers instead of 2 * cdiv(K, TILE).
+
+    Each thread reads its elements of tile t + 1 from global memory into registers *before* its multiply-adds
+    and stores them into shared memory *after*: a warp does not wait for a global load until it uses the
+    value, so the load's latency hides behind the arithmetic. That is as far as Numba goes: the copy still
+    passes through the thread's registers. CUDA's asynchronous copies (cp.async, and Hopper's TMA) move tiles
+    from global to shared memory without them, and signal their arrival on a barrier object.
+    """
+
+    @cuda.jit
+    def kernel(A, B, C):
+        sA = cuda.shared.array((2, TILE, TILE), float32)
+        sB = cuda.shared.array((2, TILE, TILE), float32)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        row = cuda.blockIdx.y * TILE + ty
+        col = cuda.blockIdx.x * TILE + tx
+        tiles = A.shape[1] // TILE
+        sA[0, ty, tx] = A[row, tx]
+        sB[0, ty, tx] = B[ty, col]
+        cuda.syncthreads()
+        acc = float32(0.0)
+        a_next = float32(0.0)
+        b_next = float32(0.0)
+        for t in range(tiles):
+            this = t % 2
+            if t + 1 < tiles:
+                a_next = A[row, (t + 1) * TILE + tx]
+                b_next = B[(t + 1) * TILE + ty, col]
+            for k in range(TILE):
+                acc += sA[this, ty, k] * sB[this, k, tx]
+            if t + 1 < tiles:
+                sA[1 - this, ty, tx] = a_next
+                sB[1 - this, ty, tx] = b_next
+            cuda.syncthreads()
+        C[row, col] = acc
+
+    def launch(A, B, C):
+        kernel[(C.shape[1] // TILE, C.shape[0] // TILE), (TILE, TILE)](A, B, C)
+
+    launch.kernel = kernel
     return launch

@@ -1,0 +1,71 @@
+"""The checks of exercise notebook 08, called directly: the reference solutions pass, the usual slips are
+named, and the inputs carry the families of values that break shortcuts."""
+
+import numpy as np
+import pytest
+
+from gpusim.grade.recording import FUNCTION, KERNEL, planned_steps
+from gpusim.models import systolic
+from gpusim.tasks import part08
+from gpusim.tasks.common import CheckFailed
+
+
+def not_written(*args):
+    raise NotImplementedError()
+
+
+def test_the_models_own_clock_and_feed_pass_the_cycle_by_cycle_check(capsys):
+    part08.check_systolic(systolic.step, systolic.feed)
+    assert capsys.readouterr().out.startswith("✓ systolic_step and skewed_feed")
+
+
+def test_an_unwritten_function_is_reported_as_such():
+    with pytest.raises(CheckFailed, match="skewed_feed: not implemented yet"):
+        part08.check_systolic(systolic.step, not_written)
+    with pytest.raises(CheckFailed, match="systolic_cycles: not implemented yet"):
+        part08.check_systolic_cycles(not_written)
+
+
+def test_a_step_that_returns_one_array_is_told_the_shape_of_the_answer():
+    with pytest.raises(CheckFailed, match=r"should return the pair \(a_new, s_new\)"):
+        part08.check_systolic(lambda weights, a, s, x: a, systolic.feed)
+
+
+def test_the_cycle_formula_passes_and_its_slips_are_named():
+    part08.check_systolic_cycles(systolic.cycle_count, seeds=(5, 6))
+    slips = {
+        "one cycle short": lambda m, k, n, r, c: systolic.passes(k, n, r, c) * (m + r + c - 3),
+        "one pass only": lambda m, k, n, r, c: m + r + c - 2,
+        "passes counted with //": lambda m, k, n, r, c: (k // r) * (n // c) * (m + r + c - 2),
+        "no fill and no drain": lambda m, k, n, r, c: systolic.passes(k, n, r, c) * m,
+    }
+    for words, slip in slips.items():
+        with pytest.raises(CheckFailed, match=words):
+            part08.check_systolic_cycles(slip)
+
+
+@pytest.mark.parametrize("k,budget", [(1, 2), (16, 2), (17, 3), (70, 6)])
+def test_the_barrier_budget_is_one_per_tile_and_one_before_the_loop(k, budget):
+    assert part08.barrier_budget(k) == budget
+
+
+def test_every_ring_case_set_has_negative_rows_zeros_huge_values_and_a_late_maximum():
+    for cases in (part08.RING_ROW_MAX.cases, part08.RING_ROW_MAX.with_seeds((7, 8, 9)).cases):
+        rows = [row for case in cases if case.params["length"] > 3 for row in part08._ring_args(case)["x"]]
+        assert any(row.max() < 0 for row in rows) and any((row == 0).any() for row in rows)
+        assert any(np.abs(row).max() > 1e29 for row in rows)
+        assert any(row.argmax() == len(row) - 1 for row in rows)
+        assert any(case.params["length"] % part08.WARP for case in cases)
+
+
+@pytest.mark.parametrize("function,names,kind,task", [
+    ("check_systolic", 2, FUNCTION, part08.SYSTOLIC),
+    ("check_systolic_cycles", 1, FUNCTION, part08.SYSTOLIC_CYCLES),
+    ("check_double_buffered_matmul", 1, KERNEL, part08.DOUBLE_BUFFERED),
+    ("check_ring_row_max", 1, KERNEL, part08.RING_ROW_MAX),
+])
+def test_the_classroom_grader_sees_every_task_through_its_hooks(function, names, kind, task):
+    steps = planned_steps(part08, function, names, {})
+    assert [(step.kind, step.task) for step in steps] == [(kind, task)]
+    hidden = planned_steps(part08, function, names, {"seeds": (1, 2, 3)})
+    assert len(hidden[0].task.cases) > len(task.cases)
