@@ -38,9 +38,10 @@ SOURCED = {
     "00_gpu_anatomy": {"1": "seed 000: registers take ~1 cycle", "20": "seed 000: shared memory ~20 cycles",
                        "300": "seed 000: L2 and global ~200-300 cycles"},
     "05_tiled_matmul": {"25": "seed 000 and README: padding GPT-2's vocabulary to 50304 sped training ~25%"},
-    "07_flash_attention": {"70": "seed 001: FlashAttention-2 at ~70% of an A100",
-                           "35": "seed 001: FlashAttention-2 at ~35% of an H100",
-                           "65": "seed 001: FlashAttention-3 at ~65% of an H100"},
+    **dict.fromkeys(("07_flash_attention", "08_systolic_arrays_and_pipelines"),
+                    {"70": "seed 001: FlashAttention-2 at ~70% of an A100",
+                     "35": "seed 001: FlashAttention-2 at ~35% of an H100",
+                     "65": "seed 001: FlashAttention-3 at ~65% of an H100"}),
 }
 
 
