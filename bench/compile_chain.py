@@ -1,6 +1,7 @@
 """The compile chain of Part 9 with real artifacts, made on a machine without a GPU.
 
     python bench/compile_chain.py [--out bench/results/compile_chain]
+    python bench/compile_chain.py --flash-configs    # registers and spills of each Triton flash tile shape
 
 For the fused row softmax (and, summarised, the tiled matmul and the flash forward) in the three languages:
 
@@ -109,27 +110,77 @@ def triton_chain(out: Path) -> dict:
 
 def cubin_facts(cubin: bytes) -> tuple[int | None, str]:
     """(registers per thread, SASS text) of a cubin, with the cuobjdump shipped in Triton's wheel."""
+    return resource_usage(cubin)["registers"], cuobjdump(cubin, "-sass")
+
+
+def resource_usage(cubin: bytes) -> dict:
+    """Registers per thread and stack bytes per thread (where ptxas puts what it spills) of a cubin."""
+    usage = cuobjdump(cubin, "-res-usage")
+    found = {key: re.search(rf"{key}:(\d+)", usage) for key in ("REG", "STACK")}
+    return {"registers": int(found["REG"][1]) if found["REG"] else None,
+            "stack_bytes": int(found["STACK"][1]) if found["STACK"] else None}
+
+
+def cuobjdump(cubin: bytes, flag: str) -> str:
     import triton
 
     tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        usage = subprocess.run([str(tool), "-res-usage", f.name], capture_output=True, text=True).stdout
-        sass = subprocess.run([str(tool), "-sass", f.name], capture_output=True, text=True).stdout
-    match = re.search(r"REG:(\d+)", usage)
-    return (int(match.group(1)) if match else None), sass
+        return subprocess.run([str(tool), flag, f.name], capture_output=True, text=True).stdout
+
+
+def triton_flash_configs() -> list[dict]:
+    """Compile the flash kernel for sm_90 in every tile shape of FLASH_CONFIGS, full and causal, as a launch
+    on (16, 4096, 64) tensors would (pointers and sizes divisible by 16): registers and spilled bytes."""
+    import triton
+    from kernels import triton_kernels as tk
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    kernel = tk.flash_kernel
+    types = {"q_ptr": "*fp32", "k_ptr": "*fp32", "v_ptr": "*fp32", "o_ptr": "*fp32", "lse_ptr": "*fp32",
+             "n_q": "i32", "n_k": "i32", "qscale": "fp32"}
+    aligned = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
+               for name, kind in types.items() if kind != "fp32"}
+    rows = []
+    for config in tk.FLASH_CONFIGS:
+        for causal in (False, True):
+            constants = {"D": 64, **config.kwargs, "CAUSAL": causal, "OFFSET": 0}
+            signature = {name: types.get(name, "constexpr") for name in kernel.arg_names}
+            start = time.perf_counter()
+            source = ASTSource(fn=kernel, signature=signature, constexprs=constants, attrs=aligned)
+            options = {"num_warps": config.num_warps, "num_stages": config.num_stages}
+            target = GPUTarget("cuda", CC[0] * 10 + CC[1], 32)
+            compiled = triton.compile(source, target=target, options=options)
+            rows.append({**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages,
+                         "causal": causal, "seconds": time.perf_counter() - start,
+                         "shared_bytes": compiled.metadata.shared, **resource_usage(compiled.asm["cubin"])})
+    return rows
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(HERE / "results" / "compile_chain"))
+    ap.add_argument("--flash-configs", action="store_true",
+                    help="only print registers and spills of the Triton flash kernel's tile shapes")
     args = ap.parse_args(argv)
     for variable in ("NUMBA_ENABLE_CUDASIM", "TRITON_INTERPRET"):
         if os.environ.get(variable, "0") not in ("", "0"):
             raise SystemExit(f"unset {variable}: this script compiles for a real GPU")
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"  # compile times, not cache hits
+    if args.flash_configs:
+        import triton
+
+        print(f"Triton {triton.__version__}, flash kernel (D = 64) for sm_{CC[0]}{CC[1]}")
+        for row in triton_flash_configs():
+            print(f"  BLOCK_M {row['BLOCK_M']:3d} BLOCK_N {row['BLOCK_N']:3d} warps {row['num_warps']} "
+                  f"{'causal' if row['causal'] else 'full  '}  {row['registers']:3d} registers, "
+                  f"{row['stack_bytes']:5d} stack bytes (spills), {row['shared_bytes']:6d} B shared, "
+                  f"{row['seconds']:.1f} s")
+        return
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     import triton

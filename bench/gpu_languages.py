@@ -1,13 +1,22 @@
 """One kernel in three languages: the course's tiled matmul, fused row softmax and FlashAttention forward in
 Numba, CUDA C++ (torch.utils.cpp_extension.load_inline) and Triton, next to what PyTorch gives for free
 (cuBLAS, torch.softmax, torch.compile's generated Triton softmax, SDPA). One harness: every version is checked
-against the same float64 reference (output poisoned with NaN first) and timed with CUDA events (median of
-repeats after a warm-up call, which compiles). It records, per version, the compile time (the first call), the
-registers per thread, and the PTX and SASS the compilers produced.
+against the same float64 reference (output poisoned with NaN first) and timed with CUDA events, as
+bench/common.time_ms times the other benchmarks (median of repeats after a warm-up call, which compiles). It
+records, per version, the compile time (the first call), the registers per thread, the host time of one call
+(what the CPU spends before the GPU gets the work), and the PTX and SASS the compilers produced.
+
+Numba receives Numba device arrays made once from the tensors (cuda.as_cuda_array), outside the timed call,
+as bench/gpu_matmul.py and bench/gpu_attention.py do; the time of a call that converts its tensors every time
+is recorded beside it (`ms_converting_each_call`). Triton's flash kernel is autotuned (kernels/triton_kernels,
+FLASH_CONFIGS): every tile shape's time is recorded.
 
     python3 bench/gpu_languages.py --out DIR          # on a GPU: writes gpu_languages_<device>.json/.txt and
                                                       # DIR/gpu_languages_asm_<device>/<version>.{ptx,sass}
                                                       # (+ torch.compile's code); DIR is bench/results
+    python3 bench/gpu_languages.py --out DIR --languages Numba,Triton,PyTorch --keep OLD.json
+                                                      # re-measure some languages; the rows of the others
+                                                      # (and their compile facts) are carried over from OLD
     python bench/gpu_languages.py --smoke --out DIR   # on a CPU: tiny sizes, Triton's interpreter, Numba's
                                                       # simulator; checks values only (no timing, no C++)
 
@@ -18,6 +27,7 @@ causal and not. float32 everywhere, TF32 off.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -29,6 +39,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+LANGUAGES = ("Numba", "CUDA C++", "Triton", "PyTorch")
 
 
 def parse_args(argv=None):
@@ -36,7 +47,16 @@ def parse_args(argv=None):
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--smoke", action="store_true", help="CPU: tiny sizes, values only")
     ap.add_argument("--only", default="", help="comma-separated substrings of version names")
-    return ap.parse_args(argv)
+    ap.add_argument("--languages", default=",".join(LANGUAGES),
+                    help="comma-separated, of " + ", ".join(LANGUAGES))
+    ap.add_argument("--keep", default=None,
+                    help="an earlier result file: carry over its rows of the languages not measured now")
+    args = ap.parse_args(argv)
+    args.languages = [x.strip() for x in args.languages.split(",") if x.strip()]
+    unknown = set(args.languages) - set(LANGUAGES)
+    if unknown:
+        ap.error(f"unknown language(s) {sorted(unknown)}: choose from {', '.join(LANGUAGES)}")
+    return args
 
 
 # ------------------------------------------------------------------------------------------------ setup
@@ -52,7 +72,8 @@ def setup(smoke: bool):
 
 
 class Clock:
-    """CUDA events on a GPU (median of repeats after a warm-up); on the CPU, one call and no timing."""
+    """CUDA events on a GPU (bench.common.time_ms: median of repeats after a warm-up); on the CPU, one call
+    and no timing."""
 
     def __init__(self, torch, gpu: bool):
         self.torch, self.gpu = torch, gpu
@@ -68,18 +89,25 @@ class Clock:
         self.sync()
         return time.perf_counter() - start
 
-    def median_ms(self, fn, budget_s=1.5, max_reps=30, min_reps=3):
+    def median_ms(self, fn):
         if not self.gpu:
             return None
-        torch = self.torch
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times, deadline = [], time.perf_counter() + budget_s
-        while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() < deadline):
-            start.record()
+        from bench.common import time_ms
+
+        return time_ms(fn)[0]
+
+    def host_ms(self, fn, reps=20):
+        """Median milliseconds until fn() returns, the GPU idle before each call: the CPU's share of a call
+        (argument conversion, dispatch, launch), which the event timing includes when the GPU waits for it."""
+        if not self.gpu:
+            return None
+        times = []
+        for _ in range(reps):
+            self.sync()
+            start = time.perf_counter()
             fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
+            times.append((time.perf_counter() - start) * 1e3)
+        self.sync()
         return sorted(times)[len(times) // 2]
 
 
@@ -87,35 +115,46 @@ class Clock:
 
 
 def numba_versions(smoke):
-    """Numba: (name, call, kernels for the artifacts) per family. On the CPU the simulator takes the tensors'
-    NumPy views; on a GPU Numba reads them through the CUDA array interface."""
+    """Numba: (name, call, kernels for the artifacts) per family. A call takes Numba arrays (see
+    `numba_arrays`), as the kernels' launchers do; the configurations are those of bench/gpu_matmul.py
+    (version 10) and bench/gpu_attention.py (versions 2 and 6)."""
     from kernels import attention as at
     from kernels import matmul as mm
     from kernels import softmax as sm
-    from numba import cuda
-
-    def numba(launch):
-        return lambda *tensors: launch(*(t.numpy() if smoke else cuda.as_cuda_array(t) for t in tensors))
 
     d, tile = (16, 16) if smoke else (64, 64)
     tiled = mm.make_tiled_matmul(16)
     rows = sm.make_softmax_rows(32 if smoke else 256)
     flash = {causal: at.make_flash_smem(d, tile, causal) for causal in (False, True)}
     out = {
-        "matmul": [("Numba tiled 16x16 (static shared)", numba(tiled), tiled.kernel)],
-        "softmax": [("Numba one block per row", numba(rows), rows.kernel)],
+        "matmul": [("Numba tiled 16x16 (static shared)", tiled, tiled.kernel)],
+        "softmax": [("Numba one block per row", rows, rows.kernel)],
         "attention": [("Numba flash, one thread per row",
-                       lambda q, k, v, o, lse, causal: numba(flash[causal])(q, k, v, o, lse),
+                       lambda q, k, v, o, lse, causal: flash[causal](q, k, v, o, lse),
                        {causal: f.kernel for causal, f in flash.items()})],
     }
     if not smoke:
         best = mm.make_regtile_matmul_vec(128, 128, 8, 8, 8, prefetch=True, UNROLL=2, max_registers=128)
-        out["matmul"].append(("Numba best (register tiles, 16-byte loads)", numba(best), best.kernel))
+        out["matmul"].append(("Numba best (register tiles, 16-byte loads)", best, best.kernel))
         v6 = {causal: at.make_flash_v6(64, 256, 64, 8, 32, causal, UNROLL=4) for causal in (False, True)}
         out["attention"].append(("Numba best (v6: shuffles, 1 barrier per tile)",
-                                 lambda q, k, v, o, lse, causal: numba(v6[causal])(q, k, v, o, lse),
+                                 lambda q, k, v, o, lse, causal: v6[causal](q, k, v, o, lse),
                                  {causal: f.kernel for causal, f in v6.items()}))
     return out
+
+
+def numba_arrays(args, smoke):
+    """The arguments as Numba takes them: tensors become NumPy views (the simulator, on the CPU) or Numba
+    device arrays over the tensors' memory (no copy); other arguments pass unchanged."""
+    import torch
+    from numba import cuda
+
+    def convert(arg):
+        if not isinstance(arg, torch.Tensor):
+            return arg
+        return arg.numpy() if smoke else cuda.as_cuda_array(arg)
+
+    return tuple(convert(arg) for arg in args)
 
 
 def cpp_versions(module):
@@ -132,31 +171,30 @@ def triton_versions(smoke):
     from kernels import triton_kernels as tk
 
     tile = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16) if smoke else {}
-    flash_tile = dict(BLOCK_M=16, BLOCK_N=16) if smoke else {}
+    flash_tiles = (16, 16, 4) if smoke else "autotune"
     return {
         "matmul": [("Triton tiles + tl.dot (ieee fp32)", lambda a, b, c: tk.matmul(a, b, c, **tile),
                     "matmul")],
         "softmax": [("Triton one program per row", tk.softmax, "softmax")],
-        "attention": [("Triton flash (64x64 tiles, tl.dot ieee)",
+        "attention": [("Triton flash (tl.dot ieee, autotuned tiles)",
                        lambda q, k, v, o, lse, causal: tk.flash_attention(q, k, v, o, lse, causal=causal,
-                                                                          **flash_tile), "flash")],
+                                                                          tiles=flash_tiles), "flash")],
     }
 
 
 def torch_versions(torch, smoke, code_sink):
     import torch.nn.functional as F
 
-    compiled = None
-    if not smoke:
-        compiled = torch.compile(lambda x: torch.softmax(x, dim=1))
+    def softmax_into(x, out):
+        out.copy_(torch.softmax(x, dim=1))  # Inductor fuses the copy: its one kernel writes into `out`
 
-    def compiled_softmax(x, out):
-        out.copy_(compiled(x))  # the copy is timed too: a few % of a 4096 x 4096 softmax
+    # dynamic=False: a kernel specialised to each shape, as the hand-written ones are launched
+    compiled = None if smoke else torch.compile(softmax_into, dynamic=False)
 
     def capture(x):
         from torch._inductor.utils import run_and_get_code
 
-        _, codes = run_and_get_code(compiled, x)
+        _, codes = run_and_get_code(compiled, x, torch.empty_like(x))
         code_sink["torch.compile softmax"] = "\n\n".join(codes)
 
     out = {
@@ -166,7 +204,7 @@ def torch_versions(torch, smoke, code_sink):
             F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal)[0]), None)],
     }
     if compiled is not None:
-        out["softmax"].append(("torch.compile(softmax): generated Triton", compiled_softmax, capture))
+        out["softmax"].append(("torch.compile(softmax): generated Triton", compiled, capture))
     return out
 
 
@@ -252,6 +290,32 @@ def triton_artifacts(compiled, asm_dir: Path, name: str) -> dict:
     return info
 
 
+def autotune_facts(tuned, causal: bool) -> dict:
+    """The autotuner's choice for the sizes it tuned last and, per configuration, its median time and the
+    registers and spills of its compiled kernel (read from the kernel cache of the Triton function)."""
+    def label(kwargs, warps, stages):
+        return f"BLOCK_M={kwargs['BLOCK_M']} BLOCK_N={kwargs['BLOCK_N']} warps={warps} stages={stages}"
+
+    configs = {label(c.kwargs, c.num_warps, c.num_stages): {"ms": timing[0]}
+               for c, timing in tuned.configs_timings.items()}
+    best = tuned.best_config
+    facts = {"best": label(best.kwargs, best.num_warps, best.num_stages), "configs": configs}
+    try:
+        names = tuned.fn.arg_names
+        for cache in tuned.fn.device_caches.values():
+            for kernel in cache[0].values():
+                constants = {names[key[0]]: value for key, value in kernel.src.constants.items()
+                             if len(key) == 1}
+                if constants.get("CAUSAL") != causal:
+                    continue
+                kernel._init_handles()
+                name = label(constants, kernel.metadata.num_warps, kernel.metadata.num_stages)
+                configs.setdefault(name, {}).update(n_regs=kernel.n_regs, n_spills=kernel.n_spills)
+    except Exception as error:  # noqa: BLE001 (Triton's internals change between versions: the times stand)
+        facts["registers_error"] = f"{type(error).__name__}: {error}"[:200]
+    return facts
+
+
 def nvcc_artifacts(asm_dir: Path) -> dict:
     """PTX and SASS of kernels.cu from nvcc (GPU machine), with ptxas's register report."""
     from kernels import cuda_cpp
@@ -276,13 +340,6 @@ def nvcc_artifacts(asm_dir: Path) -> dict:
         else:
             info["error"] = (ptx.stderr + done.stderr)[-500:]
     return info
-
-
-def source_lines(function_or_text) -> int:
-    import inspect
-
-    text = function_or_text if isinstance(function_or_text, str) else inspect.getsource(function_or_text)
-    return sum(1 for line in text.splitlines() if line.strip() and not line.strip().startswith(("#", "//")))
 
 
 # ------------------------------------------------------------------------------------------------- main
@@ -311,9 +368,11 @@ def main(argv=None):
         for family, items in versions.items():
             families[family] += [(language, *item) for item in items]
 
-    add("Numba", numba_versions(args.smoke))
-    add("Triton", triton_versions(args.smoke))
-    if gpu:
+    if "Numba" in args.languages:
+        add("Numba", numba_versions(args.smoke))
+    if "Triton" in args.languages:
+        add("Triton", triton_versions(args.smoke))
+    if gpu and "CUDA C++" in args.languages:
         from kernels import cuda_cpp
 
         try:
@@ -327,7 +386,8 @@ def main(argv=None):
             compile_info["CUDA C++ nvcc artifacts"] = nvcc_artifacts(asm_dir)
         except Exception as error:  # noqa: BLE001
             compile_info["CUDA C++ nvcc artifacts"] = {"error": f"{type(error).__name__}: {error}"[:300]}
-    add("PyTorch", torch_versions(torch, args.smoke, code_sink))
+    if "PyTorch" in args.languages:
+        add("PyTorch", torch_versions(torch, args.smoke, code_sink))
     only = [x for x in args.only.split(",") if x]
     rows = []
     for problem in problems(torch, device, args.smoke):
@@ -342,10 +402,10 @@ def main(argv=None):
                     t.fill_(float("nan"))
                 causal = (problem["causal"],) if "causal" in problem else ()
                 call_args = (*problem["args"], *outputs, *causal)
-
-                def call(fn=fn, call_args=call_args):
-                    return fn(*call_args)
-
+                if language == "Numba":  # converted once, outside the timed call
+                    call = functools.partial(fn, *numba_arrays(call_args, args.smoke))
+                else:
+                    call = functools.partial(fn, *call_args)
                 row["first_call_s"] = clock.first_call(call)
                 got = outputs[0].double()
                 ref = problem["ref"]
@@ -353,7 +413,14 @@ def main(argv=None):
                     if torch.isfinite(got).all() else float("nan")
                 ms = clock.median_ms(call)
                 if ms is not None:
-                    row.update(ms=ms, tflops=problem["flops"] / ms / 1e9, gbps=problem["bytes"] / ms / 1e6)
+                    row.update(ms=ms, tflops=problem["flops"] / ms / 1e9, gbps=problem["bytes"] / ms / 1e6,
+                               host_ms=clock.host_ms(call))
+                if gpu and language == "Numba":  # what converting the tensors in every call would cost
+                    def converting(fn=fn, call_args=call_args):
+                        return fn(*numba_arrays(call_args, False))
+
+                    row.update(ms_converting_each_call=clock.median_ms(converting),
+                               host_ms_converting_each_call=clock.host_ms(converting))
                 if gpu:
                     try:
                         row.update(artifacts(language, name, call, extra, asm_dir, problem))
@@ -367,8 +434,35 @@ def main(argv=None):
                   f"{row.get('error', '')}", flush=True)
     for name, code in code_sink.items():
         (asm_dir / (re.sub(r"\W+", "_", name) + ".py")).write_text(code)
+    if args.keep:
+        rows, compile_info = carried_over(Path(args.keep), rows, compile_info, args.languages)
     write(out_dir, rows, compile_info, torch, gpu, args.smoke)
     return rows
+
+
+def carried_over(path: Path, rows, compile_info, languages):
+    """This run's rows and compile facts, with those of the earlier result file `path` for the languages not
+    measured now (marked with the run they come from), in the earlier file's order."""
+    earlier = json.loads(path.read_text())
+    origin = earlier["provenance"]
+    kept = {"kept_from": f"{origin['date']}: {origin['command']}"}
+    fresh, merged = list(rows), []
+    for old in earlier["results"]:
+        if old["language"] not in languages:
+            merged.append(old if "kept_from" in old else {**old, **kept})
+            continue
+        same = [row for row in fresh if (row["shape"], row["language"]) == (old["shape"], old["language"])]
+        if same:
+            merged.append(same[0])
+            fresh.remove(same[0])
+    for row in fresh:  # versions the earlier file does not have: after their language's rows of that shape
+        places = [i for i, r in enumerate(merged) if r["shape"] == row["shape"]]
+        places = [i for i in places if merged[i]["language"] == row["language"]] or places
+        merged.insert(max(places, default=len(merged) - 1) + 1, row)
+    facts = {key: value if "kept_from" in value else {**value, **kept}
+             for key, value in earlier.get("compile", {}).items()
+             if key.startswith("CUDA C++") and "CUDA C++" not in languages}
+    return merged, {**facts, **compile_info}
 
 
 _done_artifacts: set = set()
@@ -385,7 +479,12 @@ def artifacts(language, name, call, extra, asm_dir, problem) -> dict:
         kernel = extra[problem["causal"]] if isinstance(extra, dict) else extra
         return numba_artifacts(kernel, asm_dir, tag)
     if language == "Triton":
-        return triton_artifacts(call(), asm_dir, tag)  # a launch returns the CompiledKernel it ran
+        info = triton_artifacts(call(), asm_dir, tag)  # a launch returns the CompiledKernel it ran
+        if extra == "flash":
+            from kernels import triton_kernels as tk
+
+            info["autotune"] = autotune_facts(tk.flash_tuned, problem["causal"])
+        return info
     if language == "PyTorch" and callable(extra):
         extra(*problem["args"])
         return {"generated_code": f"{asm_dir.name}/torch_compile_softmax.py"}
@@ -415,7 +514,10 @@ def write(out_dir: Path, rows, compile_info, torch, gpu, smoke):
         except Exception:  # noqa: BLE001
             versions[module] = None
     meta = {"device": device, "torch": torch.__version__, **versions, "dtype": "float32", "tf32": False,
-            "timing": "CUDA events, median of repeats after a warm-up call (the warm-up compiles)",
+            "timing": "CUDA events (bench.common.time_ms), median of repeats after a warm-up call (the "
+                      "warm-up compiles); Numba's arrays are made from the tensors once, outside the timed "
+                      "call",
+            "host_ms": "median wall time until a call returns, the GPU idle before it (the CPU's share)",
             "error": "relative Frobenius error against float64, output poisoned with NaN first",
             "smoke": smoke}
     (out_dir / f"gpu_languages_{tag}.json").write_text(json.dumps(
@@ -427,8 +529,10 @@ def write(out_dir: Path, rows, compile_info, torch, gpu, smoke):
             if "ms" in row else row.get("error", "(not timed)")
         regs = row.get("registers", row.get("n_regs", ""))
         err, first = row.get("rel_err", float("nan")), row.get("first_call_s", float("nan"))
+        host = f"  host {row['host_ms']:.3f} ms" if row.get("host_ms") is not None else ""
+        kept = "  (kept from an earlier run)" if "kept_from" in row else ""
         lines.append(f"{row['shape']:28s} {row['name']:52s} {shown}  err {err:.1e}  first call {first:.2f} s"
-                     f"  regs {regs}")
+                     f"  regs {regs}{host}{kept}")
     (out_dir / f"gpu_languages_{tag}.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -179,3 +179,73 @@ def test_three_language_harness_smoke_run_checks_every_version(tmp_path):
     for family in ("matmul", "softmax", "attention"):
         assert {(family, "Numba"), (family, "Triton"), (family, "PyTorch")} <= languages
     assert all("error" not in r and r["rel_err"] < 1e-5 for r in rows), rows
+
+
+@needs_triton
+def test_triton_flash_kernel_matches_float64_attention_for_every_tile_shape_and_mask(tmp_path):
+    """The causal kernel runs two loops (tiles below the diagonal unmasked, then the crossing ones masked):
+    checked where BLOCK_M and BLOCK_N differ, sizes are not multiples of either, and with OFFSET = -1 (rows
+    that see no key: o = 0, lse = -inf)."""
+    result = run_interpreted("""
+import math
+import sys
+import torch
+sys.path.insert(0, "bench")
+from kernels import triton_kernels as tk
+
+def reference(q, k, v, causal, offset):
+    s = (q.double() @ k.double().transpose(-1, -2)) / math.sqrt(q.shape[-1])
+    if causal:
+        i, j = torch.arange(q.shape[1])[:, None], torch.arange(k.shape[1])[None, :]
+        s = s.masked_fill(j > i + offset, -math.inf)
+    return torch.softmax(s, -1).nan_to_num(0.0) @ v.double(), torch.logsumexp(s, -1)
+
+torch.manual_seed(0)
+worst = 0.0
+for n_q, n_k in ((40, 40), (37, 53), (50, 29)):
+    for tiles in ((16, 16, 4), (32, 16, 4), (16, 32, 4)):
+        for causal, offset in ((False, 0), (True, 0), (True, -1)):
+            q, k, v = torch.randn(2, n_q, 16), torch.randn(2, n_k, 16), torch.randn(2, n_k, 16)
+            o, lse = torch.full((2, n_q, 16), math.nan), torch.full((2, n_q), math.nan)
+            tk.flash_attention(q, k, v, o, lse, causal=causal, offset=offset, tiles=tiles)
+            ref_o, ref_lse = reference(q, k, v, causal, offset)
+            assert torch.equal(torch.isinf(lse), torch.isinf(ref_lse)), (n_q, n_k, tiles, causal, offset)
+            seen = torch.isfinite(ref_lse)
+            worst = max(worst, (o.double() - ref_o).abs().max().item(),
+                        (lse.double() - ref_lse)[seen].abs().max().item())
+print("WORST", worst)
+try:
+    tk.flash_attention(q, k, v, o, lse, tiles="autotune")
+except ValueError as error:
+    print("REFUSED", error)
+""", tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert float(result.stdout.split("WORST")[1].split()[0]) < 1e-5
+    assert "REFUSED the interpreter cannot time kernels" in result.stdout
+
+
+def test_three_language_harness_carries_over_the_rows_of_languages_not_measured_again(tmp_path):
+    import gpu_languages
+
+    def row(shape, language, name, ms):
+        return {"family": "f", "shape": shape, "language": language, "name": name, "ms": ms}
+
+    earlier = {"provenance": {"date": "2026-11-23 20:14 UTC", "command": "python3 bench/gpu_languages.py"},
+               "compile": {"CUDA C++ load_inline": {"seconds": 68.0}, "other": {"seconds": 1.0}},
+               "results": [row("A", "Numba", "n1", 9.0), row("A", "Triton", "t", 9.0),
+                           row("A", "CUDA C++", "c", 5.0), row("A", "PyTorch", "p", 9.0),
+                           row("B", "Numba", "n1", 9.0), row("B", "CUDA C++", "c", 6.0)]}
+    path = tmp_path / "earlier.json"
+    path.write_text(json.dumps(earlier))
+    now = [row("A", "Numba", "n1", 1.0), row("A", "Numba", "n2", 2.0), row("A", "Triton", "t2", 3.0),
+           row("A", "PyTorch", "p", 4.0), row("B", "Numba", "n1", 5.0)]
+    rows, facts = gpu_languages.carried_over(path, now, {"Triton autotune": {"seconds": 2.0}},
+                                             ["Numba", "Triton", "PyTorch"])
+    assert [(r["shape"], r["name"], r["ms"]) for r in rows] == [
+        ("A", "n1", 1.0), ("A", "n2", 2.0), ("A", "t2", 3.0), ("A", "c", 5.0), ("A", "p", 4.0),
+        ("B", "n1", 5.0), ("B", "c", 6.0)]
+    kept = [r for r in rows if "kept_from" in r]
+    assert [r["language"] for r in kept] == ["CUDA C++", "CUDA C++"]
+    assert kept[0]["kept_from"] == "2026-11-23 20:14 UTC: python3 bench/gpu_languages.py"
+    assert facts == {"CUDA C++ load_inline": {"seconds": 68.0, "kept_from": kept[0]["kept_from"]},
+                     "Triton autotune": {"seconds": 2.0}}

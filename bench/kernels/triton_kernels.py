@@ -11,6 +11,7 @@ Matmuls use ``input_precision="ieee"``: true float32 products, as the Numba and 
 """
 
 import math
+import os
 
 import triton
 import triton.language as tl
@@ -72,6 +73,30 @@ def softmax(x, out):
 
 
 @triton.jit
+def flash_tiles(acc, total, m, q, k_ptr, v_ptr, rows, dims, keys, n_k, lo, hi, D: tl.constexpr,
+                BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr, OFFSET: tl.constexpr):
+    """Fold the key tiles lo, lo + BLOCK_N, ... below hi into one query tile's running (acc, total, m).
+    k_ptr, v_ptr point at this head's keys and values; CAUSAL_MASK switches on the mask j <= i + OFFSET."""
+    for start in range(lo, hi, BLOCK_N):
+        kv = start + keys
+        k = tl.load(k_ptr + kv[:, None] * D + dims[None, :], mask=kv[:, None] < n_k, other=0.0)
+        s = tl.dot(q, tl.trans(k), input_precision="ieee")
+        seen = kv[None, :] < n_k
+        if CAUSAL_MASK:
+            seen = seen & (kv[None, :] <= rows[:, None] + OFFSET)
+        s = tl.where(seen, s, -float("inf"))
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        m_safe = tl.where(m_new == -float("inf"), 0.0, m_new)  # a row with no key yet: exp2(-inf) = 0
+        alpha = tl.exp2(m - m_safe)
+        p = tl.exp2(s - m_safe[:, None])
+        total = total * alpha + tl.sum(p, axis=1)
+        v = tl.load(v_ptr + kv[:, None] * D + dims[None, :], mask=kv[:, None] < n_k, other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
+        m = m_new
+    return acc, total, m
+
+
+@triton.jit
 def flash_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, n_q, n_k, qscale,
                  D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                  CAUSAL: tl.constexpr, OFFSET: tl.constexpr):
@@ -80,7 +105,10 @@ def flash_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, n_q, n_k, qscale,
     q: (heads, n_q, D), k and v: (heads, n_k, D), all contiguous; o like q, lse: (heads, n_q), natural log.
     Causal: key j is seen by query i when j <= i + OFFSET (OFFSET = 0: the usual diagonal; -1: strictly
     below it, as between two stripes of ring attention). A row that sees no key gets o = 0, lse = -inf.
+    Causal tiles come in two loops, as in Triton's own tutorial: the key tiles wholly below the diagonal,
+    which every row sees (no causal mask), then the few that cross it (masked); none above it is loaded.
     """
+    tl.static_assert(OFFSET >= -1)  # keys before the tile's first row are seen by all its rows
     tile = tl.program_id(0)
     head = tl.program_id(1)
     rows = tile * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -92,27 +120,18 @@ def flash_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, n_q, n_k, qscale,
     m = tl.full((BLOCK_M,), -float("inf"), dtype=tl.float32)
     total = tl.zeros((BLOCK_M,), dtype=tl.float32)  # the running sum (l in the lessons)
     acc = tl.zeros((BLOCK_M, D), dtype=tl.float32)
-    end = n_k
+    k_head = k_ptr + head * n_k * D
+    v_head = v_ptr + head * n_k * D
     if CAUSAL:
+        below = (tile * BLOCK_M) // BLOCK_N * BLOCK_N  # key tiles before this: seen whole by every row
+        acc, total, m = flash_tiles(acc, total, m, q, k_head, v_head, rows, dims, keys, n_k, 0, below, D,
+                                    BLOCK_N, False, OFFSET)
         end = tl.minimum(n_k, tile * BLOCK_M + BLOCK_M + OFFSET)  # no key tile wholly above the diagonal
-    for start in range(0, end, BLOCK_N):
-        kv = start + keys
-        k = tl.load(k_ptr + head * n_k * D + kv[:, None] * D + dims[None, :], mask=kv[:, None] < n_k,
-                    other=0.0)
-        s = tl.dot(q, tl.trans(k), input_precision="ieee")
-        seen = kv[None, :] < n_k
-        if CAUSAL:
-            seen = seen & (kv[None, :] <= rows[:, None] + OFFSET)
-        s = tl.where(seen, s, -float("inf"))
-        m_new = tl.maximum(m, tl.max(s, axis=1))
-        m_safe = tl.where(m_new == -float("inf"), 0.0, m_new)  # a row with no key yet: exp2(-inf) = 0
-        alpha = tl.exp2(m - m_safe)
-        p = tl.exp2(s - m_safe[:, None])
-        total = total * alpha + tl.sum(p, axis=1)
-        v = tl.load(v_ptr + head * n_k * D + kv[:, None] * D + dims[None, :], mask=kv[:, None] < n_k,
-                    other=0.0)
-        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
-        m = m_new
+        acc, total, m = flash_tiles(acc, total, m, q, k_head, v_head, rows, dims, keys, n_k, below, end, D,
+                                    BLOCK_N, True, OFFSET)
+    else:
+        acc, total, m = flash_tiles(acc, total, m, q, k_head, v_head, rows, dims, keys, n_k, 0, n_k, D,
+                                    BLOCK_N, False, OFFSET)
     has_keys = total > 0.0
     safe_total = tl.where(has_keys, total, 1.0)
     out = acc / safe_total[:, None]
@@ -121,12 +140,31 @@ def flash_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, n_q, n_k, qscale,
     tl.store(lse_ptr + head * n_q + rows, lse, mask=rows < n_q)
 
 
-def flash_attention(q, k, v, o, lse, causal=False, offset=0, BLOCK_M=64, BLOCK_N=64, num_warps=4,
-                    num_stages=2):
-    """o, lse = attention(q, k, v) for (heads, n, D) float32 tensors; D a power of 2 (>= 16)."""
+# Tile shapes (BLOCK_M, BLOCK_N, num_warps) for the flash kernel. Float32 with input_precision="ieee" has no
+# tensor-core instruction on Hopper, so tl.dot becomes FMAs whose operands sit in registers, and register
+# pressure decides. Compiled for sm_90 (`python bench/compile_chain.py --flash-configs`), 64 x 64 tiles on 4
+# warps, this module's first choice and kept first here for comparison, need 255 registers and spill
+# hundreds of bytes per thread; the others spill nothing or a few bytes.
+FLASH_CONFIGS = [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=2)
+                 for m, n, w in ((64, 64, 4), (64, 32, 8), (32, 64, 8), (64, 64, 8), (128, 16, 8),
+                                 (64, 16, 4), (32, 32, 4))]
+FLASH_TILES = (64, 32, 8)  # a plain call's tiles (no spills on sm_90)
+flash_tuned = triton.autotune(FLASH_CONFIGS, key=["n_q", "n_k", "D", "CAUSAL", "OFFSET"])(flash_kernel)
+
+
+def flash_attention(q, k, v, o, lse, causal=False, offset=0, tiles=FLASH_TILES):
+    """o, lse = attention(q, k, v) for (heads, n, D) float32 tensors; D a power of 2 (>= 16).
+
+    tiles = (BLOCK_M, BLOCK_N, num_warps), or "autotune" (GPU only): Triton's autotuner then times every
+    configuration of FLASH_CONFIGS on the first call for each (sizes, causal, offset), launches the fastest
+    from then on, and keeps it in `flash_tuned.best_config` (and all the timings in `configs_timings`)."""
     heads, n_q, d = q.shape
-    grid = (triton.cdiv(n_q, BLOCK_M), heads)
-    qscale = LOG2E.value / math.sqrt(d)
-    return flash_kernel[grid](q, k, v, o, lse, n_q, k.shape[1], qscale, D=d, BLOCK_M=BLOCK_M,
-                              BLOCK_N=BLOCK_N, CAUSAL=causal, OFFSET=offset, num_warps=num_warps,
-                              num_stages=num_stages)
+    args = (q, k, v, o, lse, n_q, k.shape[1], LOG2E.value / math.sqrt(d))
+    meta = dict(D=d, CAUSAL=causal, OFFSET=offset)
+    if tiles == "autotune":
+        if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+            raise ValueError("the interpreter cannot time kernels: give tiles=(BLOCK_M, BLOCK_N, num_warps)")
+        return flash_tuned[lambda config: (triton.cdiv(n_q, config["BLOCK_M"]), heads)](*args, **meta)
+    block_m, block_n, num_warps = tiles
+    return flash_kernel[(triton.cdiv(n_q, block_m), heads)](*args, **meta, BLOCK_M=block_m, BLOCK_N=block_n,
+                                                             num_warps=num_warps, num_stages=2)
