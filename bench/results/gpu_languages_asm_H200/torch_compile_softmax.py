@@ -34,20 +34,23 @@ async_compile = AsyncCompile()
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
-# kernel path: /tmp/torchinductor_root/5q/c5qccim6ewaf6kque436fsreypyj6j73wrx4ilstrduv72mp3y47.py
-# Topologically Sorted Source Nodes: [softmax], Original ATen: [prims.prepare_softmax_online, aten.sub, aten.exp, aten._softmax]
+# kernel path: /tmp/torchinductor_root/gw/cgwrdjctax3fopp5vy2sjpmpahejxx2twpevmnr576zcdx73nm6l.py
+# Topologically Sorted Source Nodes: [softmax], Original ATen: [prims.prepare_softmax_online, aten.sub, aten.exp, aten._softmax, aten.copy_]
 # Source node to ATen node mapping:
 #   softmax => div
 # Graph fragment:
-#   %arg0_1 : Tensor "f32[4096, 4096][4096, 1]cuda:0" = PlaceHolder[target=arg0_1]
+#   %arg1_1 : Tensor "f32[4096, 4096][4096, 1]cuda:0" = PlaceHolder[target=arg1_1]
 #   %getitem : Tensor "f32[4096, 1][1, 4096]cuda:0" = PlaceHolder[target=getitem]
 #   %getitem_1 : Tensor "f32[4096, 1][1, 4096]cuda:0" = PlaceHolder[target=getitem_1]
-#   %prepare_softmax_online_default : [num_users=2] = call_function[target=torch.ops.prims.prepare_softmax_online.default](args = (%arg0_1, 1), kwargs = {})
-#   %sub_tensor : Tensor "f32[4096, 4096][4096, 1]cuda:0"[num_users=1] = call_function[target=torch.ops.aten.sub.Tensor](args = (%arg0_1, %getitem), kwargs = {})
+#   %div : Tensor "f32[4096, 4096][4096, 1]cuda:0" = PlaceHolder[target=div]
+#   %copy_ : Tensor "f32[4096, 4096][4096, 1]cuda:0" = PlaceHolder[target=copy_]
+#   %prepare_softmax_online_default : [num_users=2] = call_function[target=torch.ops.prims.prepare_softmax_online.default](args = (%arg1_1, 1), kwargs = {})
+#   %sub_tensor : Tensor "f32[4096, 4096][4096, 1]cuda:0"[num_users=1] = call_function[target=torch.ops.aten.sub.Tensor](args = (%arg1_1, %getitem), kwargs = {})
 #   %exp_default : Tensor "f32[4096, 4096][4096, 1]cuda:0"[num_users=1] = call_function[target=torch.ops.aten.exp.default](args = (%sub_tensor,), kwargs = {})
 #   %div : Tensor "f32[4096, 4096][4096, 1]cuda:0"[num_users=1] = call_function[target=torch.ops.aten.div.Tensor](args = (%exp_default, %getitem_1), kwargs = {})
-#   return %getitem,%getitem_1,%div
-triton_red_fused__softmax_exp_prepare_softmax_online_sub_0 = async_compile.triton('triton_red_fused__softmax_exp_prepare_softmax_online_sub_0', '''
+#   %copy_ : Tensor "f32[4096, 4096][4096, 1]cuda:0"[num_users=0] = call_function[target=torch.ops.aten.copy_.default](args = (%arg0_1, %div), kwargs = {})
+#   return %getitem,%getitem_1,%div,%buf3
+triton_red_fused__softmax_copy__exp_prepare_softmax_online_sub_0 = async_compile.triton('triton_red_fused__softmax_copy__exp_prepare_softmax_online_sub_0', '''
 import triton
 import triton.language as tl
 
@@ -60,11 +63,11 @@ triton_helpers.set_driver_to_gpu()
     size_hints={'x': 4096, 'r0_': 4096},
     reduction_hint=ReductionHint.INNER,
     filename=__file__,
-    triton_meta={'signature': {'in_ptr0': '*fp32', 'out_ptr2': '*fp32', 'xnumel': 'i32', 'r0_numel': 'i32', 'XBLOCK': 'constexpr', 'R0_BLOCK': 'constexpr'}, 'device': DeviceProperties(type='cuda', index=0, multi_processor_count=132, cc=90, major=9, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048, max_threads_per_block=1024, warp_size=32), 'constants': {}, 'native_matmul': False, 'enable_fp_fusion': True, 'launch_pdl': False, 'disable_ftz': False, 'configs': [{(0,): [['tt.divisibility', 16]], (1,): [['tt.divisibility', 16]], (2,): [['tt.divisibility', 16]], (3,): [['tt.divisibility', 16]]}]},
-    inductor_meta={'grid_type': 'Grid1D', 'autotune_hints': set(), 'kernel_name': 'triton_red_fused__softmax_exp_prepare_softmax_online_sub_0', 'mutated_arg_names': [], 'optimize_mem': True, 'no_x_dim': False, 'atomic_add_found': False, 'num_load': 2, 'num_store': 1, 'num_reduction': 2, 'backend_hash': '91D1D1166449D9E2EB66EB9770C9E2C3B0FEB787341F27FEB4D3F0338DA50336', 'assert_indirect_indexing': True, 'autotune_local_cache': True, 'autotune_pointwise': True, 'autotune_remote_cache': None, 'force_disable_caches': False, 'dynamic_scale_rblock': True, 'max_autotune': False, 'max_autotune_pointwise': False, 'min_split_scan_rblock': 256, 'spill_threshold': 16, 'store_cubin': False, 'deterministic': False, 'force_filter_reduction_configs': False, 'mix_order_reduction_allow_multi_stages': False, 'are_deterministic_algorithms_enabled': False, 'add_persistent_rblock': True, 'tiling_scores': {'x': 0, 'r0_': 201326592}}
+    triton_meta={'signature': {'in_ptr0': '*fp32', 'out_ptr3': '*fp32', 'xnumel': 'i32', 'r0_numel': 'i32', 'XBLOCK': 'constexpr', 'R0_BLOCK': 'constexpr'}, 'device': DeviceProperties(type='cuda', index=0, multi_processor_count=132, cc=90, major=9, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048, max_threads_per_block=1024, warp_size=32), 'constants': {}, 'native_matmul': False, 'enable_fp_fusion': True, 'launch_pdl': False, 'disable_ftz': False, 'configs': [{(0,): [['tt.divisibility', 16]], (1,): [['tt.divisibility', 16]], (2,): [['tt.divisibility', 16]], (3,): [['tt.divisibility', 16]]}]},
+    inductor_meta={'grid_type': 'Grid1D', 'autotune_hints': set(), 'kernel_name': 'triton_red_fused__softmax_copy__exp_prepare_softmax_online_sub_0', 'mutated_arg_names': ['out_ptr3'], 'optimize_mem': True, 'no_x_dim': False, 'atomic_add_found': False, 'num_load': 2, 'num_store': 1, 'num_reduction': 2, 'backend_hash': '91D1D1166449D9E2EB66EB9770C9E2C3B0FEB787341F27FEB4D3F0338DA50336', 'assert_indirect_indexing': True, 'autotune_local_cache': True, 'autotune_pointwise': True, 'autotune_remote_cache': None, 'force_disable_caches': False, 'dynamic_scale_rblock': True, 'max_autotune': False, 'max_autotune_pointwise': False, 'min_split_scan_rblock': 256, 'spill_threshold': 16, 'store_cubin': False, 'deterministic': False, 'force_filter_reduction_configs': False, 'mix_order_reduction_allow_multi_stages': False, 'are_deterministic_algorithms_enabled': False, 'add_persistent_rblock': True, 'tiling_scores': {'x': 0, 'r0_': 201326592}}
 )
 @triton.jit
-def triton_red_fused__softmax_exp_prepare_softmax_online_sub_0(in_ptr0, out_ptr2, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BLOCK : tl.constexpr):
+def triton_red_fused__softmax_copy__exp_prepare_softmax_online_sub_0(in_ptr0, out_ptr3, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BLOCK : tl.constexpr):
     xnumel = 4096
     r0_numel = 4096
     rnumel = r0_numel
@@ -107,7 +110,7 @@ def triton_red_fused__softmax_exp_prepare_softmax_online_sub_0(in_ptr0, out_ptr2
         tmp5 = tmp4 - tmp2
         tmp6 = libdevice.exp(tmp5)
         tmp7 = (tmp6 / tmp3)
-        tl.store(out_ptr2 + (r0_1 + 4096*x0), tmp7, r0_mask)
+        tl.store(out_ptr3 + (r0_1 + 4096*x0), tmp7, r0_mask)
 ''', device_str='cuda')
 
 
@@ -125,17 +128,18 @@ class Runner:
         self.partitions = new_callables
 
     def call(self, args):
-        arg0_1, = args
+        arg0_1, arg1_1 = args
         args.clear()
         assert_size_stride(arg0_1, (4096, 4096), (4096, 1))
+        assert_size_stride(arg1_1, (4096, 4096), (4096, 1))
         with torch.cuda._DeviceGuard(0):
             torch.cuda.set_device(0)
-            buf2 = empty_strided_cuda((4096, 4096), (4096, 1), torch.float32)
-            # Topologically Sorted Source Nodes: [softmax], Original ATen: [prims.prepare_softmax_online, aten.sub, aten.exp, aten._softmax]
+            # Topologically Sorted Source Nodes: [softmax], Original ATen: [prims.prepare_softmax_online, aten.sub, aten.exp, aten._softmax, aten.copy_]
             stream0 = get_raw_stream(0)
-            triton_red_fused__softmax_exp_prepare_softmax_online_sub_0.run(arg0_1, buf2, 4096, 4096, stream=stream0)
+            triton_red_fused__softmax_copy__exp_prepare_softmax_online_sub_0.run(arg1_1, arg0_1, 4096, 4096, stream=stream0)
             del arg0_1
-        return (buf2, )
+            del arg1_1
+        return ()
 
 runner = Runner(partitions=[])
 call = runner.call
@@ -145,7 +149,8 @@ recursively_apply_fns = runner.recursively_apply_fns
 def get_args():
     from torch._dynamo.testing import rand_strided
     arg0_1 = rand_strided((4096, 4096), (4096, 1), device='cuda:0', dtype=torch.float32)
-    return [arg0_1]
+    arg1_1 = rand_strided((4096, 4096), (4096, 1), device='cuda:0', dtype=torch.float32)
+    return [arg0_1, arg1_1]
 
 
 def benchmark_compiled_module(args, times=10, repeat=10):
