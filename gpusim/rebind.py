@@ -9,6 +9,7 @@ import numpy as np
 from . import sites
 from .arrays import TAG_SHIFT
 from .gpumath import gpu_function, math_module
+from .linked import model_for
 
 MAX_FUNCTIONS = 255
 
@@ -126,7 +127,7 @@ class Rebinder:
         scalar = numpy_scalar_type(value)
         if scalar is not None:
             return scalar
-        return gpu_function(value) or value
+        return gpu_function(value) or model_for(value) or value
 
     def _module(self, module):
         name = module.__name__
