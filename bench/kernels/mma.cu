@@ -84,3 +84,10 @@ extern "C" __device__ int cp_async_wait_2(int* ret) {
   *ret = 0;
   return 0;
 }
+
+// Two fp32 numbers rounded to bf16 (round to nearest even) and packed into one register, `lo` in the low
+// half: the A fragment of a product whose first factor was computed in fp32 (FlashAttention's P).
+extern "C" __device__ int pack_bf16x2(int* r, float lo, float hi) {
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(*r) : "f"(hi), "f"(lo));
+  return 0;
+}

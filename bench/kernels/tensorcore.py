@@ -55,9 +55,11 @@ ldmatrix_x4_trans = declare("ldmatrix_x4_trans", f"{FRAGMENTS4}(int32)")
 cp_async16 = declare("cp_async16", "int32(int32, uint64)")
 cp_async_commit = declare("cp_async_commit", "int32()")
 cp_async_wait = [declare(f"cp_async_wait_{n}", "int32()") for n in range(3)]
+pack_bf16x2 = declare("pack_bf16x2", "int32(float32, float32)")
 
 LINKED = dict(mma=mma_bf16_16816, ldsm=ldmatrix_x4, ldsm_t=ldmatrix_x4_trans, cp_async=cp_async16,
-              commit=cp_async_commit, wait0=cp_async_wait[0], wait1=cp_async_wait[1], wait2=cp_async_wait[2])
+              commit=cp_async_commit, wait0=cp_async_wait[0], wait1=cp_async_wait[1], wait2=cp_async_wait[2],
+              pack=pack_bf16x2)
 
 
 def _warp_layout(BM, BN, WM, WN):
