@@ -118,3 +118,22 @@ def plot_ladders(fp32_records, bf16_records):
         ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+def show_attention(records):
+    """The tensor-core FlashAttention forward against SDPA on bfloat16, per device and shape: times, speed
+    relative to SDPA (SDPA's time / ours), share of the data-sheet dense bf16 peak, error of O."""
+    for record in records:
+        print(record.header())
+        peak = record.data["meta"]["peak_bf16_dense_tflops"]
+        rows = [r for r in record.data["results"] if "ms" in r]
+        print(f"  {'shape':22} {'version':44} {'ms':>7} {'TFLOP/s':>8} {'speed vs SDPA':>13} "
+              f"{f'of {peak:.0f}':>8} {'rel err':>8}")
+        for r in rows:
+            if r["name"].endswith("(again)"):
+                continue
+            shape = f"BH={r['BH']} N={r['N']} {'causal' if r['causal'] else 'full'}"
+            print(f"  {shape:22} {r['name']:44} {r['ms']:7.3f} {r['tflops']:8.1f} "
+                  f"{r.get('speed_vs_sdpa', float('nan')):13.2f} {r['frac_peak']:8.2f} {r['rel_err']:8.1e}")
+        ours = [r["speed_vs_sdpa"] for r in rows if not r["name"].startswith("torch")]
+        print(f"  tensor-core kernel: {min(ours):.2f} to {max(ours):.2f} of SDPA's speed")
