@@ -27,9 +27,19 @@ from numba import cuda  # noqa: E402
 
 from bench.common import device_name, kernel_resources, time_ms, write_json  # noqa: E402
 from bench.gpu_attention import SHAPES, sdpa, unfused  # noqa: E402
-from bench.kernels.attention_backward import make_flash_backward  # noqa: E402
+from bench.kernels.attention_backward import make_flash_backward, make_flash_backward_v2  # noqa: E402
 
 UNIT_ROUNDOFF = 2.0**-24  # float32
+
+
+def versions(causal, explore=False):
+    """(name, launch) of the Numba backward versions for head dimension 64."""
+    v = [("numba 1 one thread per row", make_flash_backward(64, 64, 64, causal)),
+         ("numba 2 4 lanes per row, 2 rows per thread", make_flash_backward_v2(64, 64, 64, causal))]
+    if explore:
+        v += [(f"x v2 R={r} SPLIT={split}", make_flash_backward_v2(64, 64, 64, causal, R=r, SPLIT=split))
+              for r, split in ((1, 4), (2, 8), (4, 8), (1, 8))]
+    return v
 
 
 def tolerance(N):
@@ -80,7 +90,7 @@ def rel_errors(grads, ref):
     }
 
 
-def measure(shapes=SHAPES, causals=(False, True), on_row=None):
+def measure(shapes=SHAPES, causals=(False, True), explore=False, on_row=None):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     meta = dict(device=device_name(), dtype="float32", tf32=False, torch=torch.__version__,
@@ -89,7 +99,7 @@ def measure(shapes=SHAPES, causals=(False, True), on_row=None):
                 error="||g-ref||/||ref|| against float64 autograd of unfused attention, per gradient",
                 tolerance="4 sqrt(N) 2^-24 (see tolerance())")
     rows = []
-    launches = {causal: make_flash_backward(64, 64, 64, causal) for causal in causals}
+    launches = {causal: versions(causal, explore) for causal in causals}
     for BH, N, D in shapes:
         torch.manual_seed(BH + N)
         q, k, v, d_o = (torch.randn(BH, N, D, device="cuda") for _ in range(4))
@@ -98,7 +108,6 @@ def measure(shapes=SHAPES, causals=(False, True), on_row=None):
             ref = reference(q, k, v, d_o, causal)
             o, lse = forward_saved(q, k, v, causal)
             mask = torch.ones(N, N, dtype=torch.bool, device="cuda").triu_(1) if causal else None
-            launch = launches[causal]
             grads = [torch.empty_like(q) for _ in range(3)]
             delta = torch.empty(BH, N, device="cuda")
             dev = [cuda.as_cuda_array(t) for t in (q, k, v, o, d_o, lse, *grads, delta)]
@@ -108,10 +117,10 @@ def measure(shapes=SHAPES, causals=(False, True), on_row=None):
                                                            unfused(a, b, c, cz, m))),
                 ("torch SDPA autograd", *torch_backward(q, k, v, d_o, lambda a, b, c, cz=causal:
                                                         sdpa(a, b, c, cz))),
-                ("numba backward (dQ pass + dK/dV pass)", lambda dev=dev, f=launch, g=grads: (f(*dev), g)[1],
-                 lse.numel() * 4, None),
             ]
-            for name, fn, saved, graph_output in cases:
+            cases += [(name, lambda dev=dev, f=launch, g=grads: (f(*dev), g)[1], lse.numel() * 4, launch)
+                      for name, launch in launches[causal]]
+            for name, fn, saved, launch in cases:
                 try:
                     for g in grads:
                         g.fill_(float("nan"))
@@ -127,14 +136,16 @@ def measure(shapes=SHAPES, causals=(False, True), on_row=None):
                     got = fn()
                     torch.cuda.synchronize()
                     extra = torch.cuda.max_memory_allocated() - base
-                    if graph_output is None:
+                    if not callable(launch):  # a PyTorch case: launch is its graph's output
+                        launch = None
+                    if launch is not None:
                         extra += delta.numel() * 4  # our scratch D, allocated beforehand
                     del got
                     med, times = time_ms(fn, budget_s=2.0, max_reps=20)
                     r = dict(BH=BH, N=N, D=D, causal=causal, name=name, ms=med, tflops=flops / med / 1e9,
                              rel_err=errors, tolerance=tolerance(N), saved_bytes=saved, extra_bytes=extra,
                              reps=len(times), first_call_s=first_s, all_times_ms=times)
-                    if graph_output is None:
+                    if launch is not None:
                         r["kernels"] = {kname: kernel_resources(kern)
                                         for kname, kern in zip(("dq", "dkdv"), launch.kernels, strict=True)}
                     rows.append(r)
@@ -189,6 +200,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     ap.add_argument("--quick", action="store_true", help="only the first shape")
     ap.add_argument("--no-causal", action="store_true")
+    ap.add_argument("--explore", action="store_true", help="more variants of version 2")
     args = ap.parse_args()
     shapes = SHAPES[:1] if args.quick else SHAPES
     causals = (False,) if args.no_causal else (False, True)
@@ -196,7 +208,7 @@ def main():
     def save(partial):
         return write_json(args.out, "gpu_attention_backward", partial)
 
-    data = measure(shapes, causals, on_row=save)
+    data = measure(shapes, causals, args.explore, on_row=save)
     path = save(data)
     txt = table(data)
     with open(path[: -len(".json")] + ".txt", "w") as f:

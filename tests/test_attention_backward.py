@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gpusim
-from bench.kernels.attention_backward import make_flash_backward
+from bench.kernels.attention_backward import make_flash_backward, make_flash_backward_v2
 
 
 def reference(q, k, v, d_o, causal):
@@ -28,14 +28,17 @@ def reference(q, k, v, d_o, causal):
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("BH,N,D,BQ,BKV", [(2, 37, 16, 16, 8), (1, 50, 8, 8, 16)])
-def test_backward_matches_float64_and_is_race_free(BH, N, D, BQ, BKV, causal):
+@pytest.mark.parametrize("factory,BH,N,D,BQ,BKV", [
+    (make_flash_backward, 2, 37, 16, 16, 8), (make_flash_backward, 1, 50, 8, 8, 16),
+    (make_flash_backward_v2, 2, 37, 16, 16, 16), (make_flash_backward_v2, 1, 50, 8, 16, 16),
+], ids=["v1-a", "v1-b", "v2-a", "v2-b"])
+def test_backward_matches_float64_and_is_race_free(factory, BH, N, D, BQ, BKV, causal):
     rng = np.random.default_rng(N + causal)
     q, k, v, d_o = (rng.standard_normal((BH, N, D)).astype(np.float32) for _ in range(4))
     o, lse, *expected = reference(q, k, v, d_o, causal)
     grads = [np.full((BH, N, D), np.nan, np.float32) for _ in range(3)]
     delta = np.full((BH, N), np.nan, np.float32)
-    launch = make_flash_backward(D, BQ, BKV, causal)
+    launch = factory(D, BQ, BKV, causal)
     dq_kernel, dkdv_kernel = launch(q, k, v, o.astype(np.float32), d_o, lse.astype(np.float32), *grads, delta,
                                     wrap=gpusim.jit)
     np.testing.assert_allclose(delta, (d_o.astype(np.float64) * o).sum(-1), rtol=1e-5, atol=1e-5)

@@ -155,3 +155,169 @@ def make_flash_backward(D, BQ=64, BKV=64, CAUSAL=False):
 
     launch.kernels = (dq_kernel, dkdv_kernel)
     return launch
+
+
+def make_flash_backward_v2(D, BQ=64, BKV=64, CAUSAL=False, R=2, SPLIT=4):
+    """Version 2: SPLIT lanes share a row, each with D/SPLIT of its columns, and every thread owns R rows.
+
+    Version 1 reads one shared value per multiply-add (a thread owns a whole row, so nothing it loads serves
+    a second row).  Here the SPLIT = 4 neighbouring lanes of a row each hold every 4th column (so a warp's
+    loads of one shared row touch 4 consecutive banks: no conflicts), and each thread does that for R rows:
+    a value loaded from shared memory serves R rows, and a thread keeps R * 3 * D/SPLIT numbers in registers
+    instead of 3 * D.  The dot products of a row (its scores s and dP) are summed over its SPLIT lanes by
+    two ``shfl_xor_sync`` steps.  Loops have the same trip count in every lane (the shuffles need the whole
+    warp): causal masking zeroes P instead of shortening a row's loop.
+    """
+    DS = D // SPLIT
+    assert D % SPLIT == 0 and SPLIT in (2, 4, 8) and BQ % R == 0 and BKV % R == 0
+    NTQ, NTK = (BQ // R) * SPLIT, (BKV // R) * SPLIT  # threads of the two kernels
+    GQ, GK = BQ // R, BKV // R  # rows between a thread's R rows
+    assert (BKV * D) % NTQ == 0 and (BQ * D) % NTK == 0 and NTQ % 32 == 0 and NTK % 32 == 0
+    FULL = 0xFFFFFFFF
+    STEPS = tuple(2**k for k in range(SPLIT.bit_length() - 1))  # butterfly over a row's SPLIT lanes
+
+    @cuda.jit
+    def dq_kernel(Q, K, V, O, dO, L, Delta, dQ, qscale, scale):  # noqa: E741
+        sK = cuda.shared.array((BKV, D), float32)
+        sV = cuda.shared.array((BKV, D), float32)
+        q = cuda.local.array((R, DS), float32)
+        do = cuda.local.array((R, DS), float32)
+        acc = cuda.local.array((R, DS), float32)
+        kj = cuda.local.array(DS, float32)
+        vj = cuda.local.array(DS, float32)
+        lrow = cuda.local.array(R, float32)
+        delta = cuda.local.array(R, float32)
+        tid = cuda.threadIdx.x
+        part = tid % SPLIT  # my columns: part, part + SPLIT, ...
+        grp = tid // SPLIT
+        bh = cuda.blockIdx.y
+        N = Q.shape[1]
+        qb = cuda.gridDim.x - 1 - cuda.blockIdx.x if CAUSAL else cuda.blockIdx.x
+        for r in range(R):
+            i = min(qb * BQ + grp + GQ * r, N - 1)
+            d = float32(0.0)
+            for u in range(DS):
+                c = part + SPLIT * u
+                q[r, u] = Q[bh, i, c] * qscale
+                do[r, u] = dO[bh, i, c]
+                d += do[r, u] * O[bh, i, c]
+                acc[r, u] = 0.0
+            for step in STEPS:
+                d += cuda.shfl_xor_sync(FULL, d, step)
+            delta[r] = d
+            lrow[r] = L[bh, i] * LOG2E
+            if part == 0 and qb * BQ + grp + GQ * r < N:
+                Delta[bh, qb * BQ + grp + GQ * r] = delta[r]
+        kend = min(N, qb * BQ + BQ) if CAUSAL else N
+        for k0 in range(0, kend, BKV):
+            for p in range((BKV * D) // NTQ):
+                idx = tid + NTQ * p
+                kr = min(k0 + idx // D, N - 1)
+                sK[idx // D, idx % D] = K[bh, kr, idx % D]
+                sV[idx // D, idx % D] = V[bh, kr, idx % D]
+            cuda.syncthreads()
+            for j in range(min(BKV, N - k0)):
+                for u in range(DS):
+                    kj[u] = sK[j, part + SPLIT * u]
+                    vj[u] = sV[j, part + SPLIT * u]
+                for r in range(R):
+                    s = float32(0.0)
+                    dp = float32(0.0)
+                    for u in range(DS):
+                        s += q[r, u] * kj[u]
+                        dp += do[r, u] * vj[u]
+                    for step in STEPS:  # sum over the row's SPLIT lanes
+                        s += cuda.shfl_xor_sync(FULL, s, step)
+                        dp += cuda.shfl_xor_sync(FULL, dp, step)
+                    p = math.exp2(s - lrow[r])
+                    if CAUSAL and k0 + j > qb * BQ + grp + GQ * r:
+                        p = float32(0.0)
+                    ds = p * (dp - delta[r])
+                    for u in range(DS):
+                        acc[r, u] += ds * kj[u]
+            cuda.syncthreads()
+        for r in range(R):
+            i = qb * BQ + grp + GQ * r
+            if i < N:
+                for u in range(DS):
+                    dQ[bh, i, part + SPLIT * u] = acc[r, u] * scale
+
+    @cuda.jit
+    def dkdv_kernel(Q, K, V, dO, L, Delta, dK, dV, qscale):  # noqa: E741
+        sQ = cuda.shared.array((BQ, D), float32)
+        sdO = cuda.shared.array((BQ, D), float32)
+        sL = cuda.shared.array(BQ, float32)
+        sD = cuda.shared.array(BQ, float32)
+        kk = cuda.local.array((R, DS), float32)
+        vv = cuda.local.array((R, DS), float32)
+        dk = cuda.local.array((R, DS), float32)
+        dv = cuda.local.array((R, DS), float32)
+        qi = cuda.local.array(DS, float32)
+        doi = cuda.local.array(DS, float32)
+        tid = cuda.threadIdx.x
+        part = tid % SPLIT
+        grp = tid // SPLIT
+        bh = cuda.blockIdx.y
+        N = Q.shape[1]
+        key0 = cuda.blockIdx.x * BKV
+        for r in range(R):
+            j = min(key0 + grp + GK * r, N - 1)
+            for u in range(DS):
+                kk[r, u] = K[bh, j, part + SPLIT * u]
+                vv[r, u] = V[bh, j, part + SPLIT * u]
+                dk[r, u] = 0.0
+                dv[r, u] = 0.0
+        qstart = (key0 // BQ) * BQ if CAUSAL else 0
+        for q0 in range(qstart, N, BQ):
+            cuda.syncthreads()  # the previous tile's reads are done
+            for p in range((BQ * D) // NTK):
+                idx = tid + NTK * p
+                qr = min(q0 + idx // D, N - 1)
+                sQ[idx // D, idx % D] = Q[bh, qr, idx % D] * qscale
+                sdO[idx // D, idx % D] = dO[bh, qr, idx % D]
+            for row in range(tid, BQ, NTK):
+                qr = min(q0 + row, N - 1)
+                sL[row] = L[bh, qr] * LOG2E
+                sD[row] = Delta[bh, qr]
+            cuda.syncthreads()
+            for i in range(min(BQ, N - q0)):
+                for u in range(DS):
+                    qi[u] = sQ[i, part + SPLIT * u]
+                    doi[u] = sdO[i, part + SPLIT * u]
+                li = sL[i]
+                di = sD[i]
+                for r in range(R):
+                    s = float32(0.0)
+                    dp = float32(0.0)
+                    for u in range(DS):
+                        s += qi[u] * kk[r, u]
+                        dp += doi[u] * vv[r, u]
+                    for step in STEPS:  # sum over the row's SPLIT lanes
+                        s += cuda.shfl_xor_sync(FULL, s, step)
+                        dp += cuda.shfl_xor_sync(FULL, dp, step)
+                    p = math.exp2(s - li)
+                    if CAUSAL and q0 + i < key0 + grp + GK * r:
+                        p = float32(0.0)
+                    ds = p * (dp - di)
+                    for u in range(DS):
+                        dv[r, u] += p * doi[u]
+                        dk[r, u] += ds * qi[u]
+        for r in range(R):
+            j = key0 + grp + GK * r
+            if j < N:
+                for u in range(DS):
+                    dK[bh, j, part + SPLIT * u] = dk[r, u] * LN2
+                    dV[bh, j, part + SPLIT * u] = dv[r, u]
+
+    def launch(Q, K, V, O, dO, L, dQ, dK, dV, Delta, wrap=None):  # noqa: E741
+        """Run both kernels (see make_flash_backward's launch)."""
+        BH, N, _ = Q.shape
+        scale = 1.0 / math.sqrt(D)
+        qscale = float32(scale * LOG2E)
+        dq, dkdv = (wrap(k) if wrap else k for k in (dq_kernel, dkdv_kernel))
+        dq[((N + BQ - 1) // BQ, BH), NTQ](Q, K, V, O, dO, L, Delta, dQ, qscale, float32(scale))
+        dkdv[((N + BKV - 1) // BKV, BH), NTK](Q, K, V, dO, L, Delta, dK, dV, qscale)
+        return dq, dkdv
+
+    launch.kernels = (dq_kernel, dkdv_kernel)
+    return launch
