@@ -2,6 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+MLIR_VENV := .venv-mlir
 LAB_ARGS ?=
 START_PAGE := notebooks/00_start_here.ipynb
 # Jupyter refuses to run as root unless told to (containers and CI often are root).
@@ -11,12 +12,12 @@ OUT ?= graded
 GRADE_ARGS ?=
 PYTEST_ARGS ?= -n auto
 
-.PHONY: lab test lint exercises grade venv-ok clean-venv
+.PHONY: lab test lint exercises grade venv-ok mlir-venv clean-venv
 
 lab: $(VENV)/.runtime-installed
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.port_retries=50 $(AS_ROOT) $(LAB_ARGS) $(START_PAGE)
 
-test: $(VENV)/.dev-installed
+test: $(VENV)/.dev-installed $(MLIR_VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest $(PYTEST_ARGS)
 
@@ -48,5 +49,15 @@ $(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.runtime-installed
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $@
 
+# numba_cuda_mlir for tests/test_gpusim_mlir.py, in a virtualenv of its own (requirements-mlir.txt says why).
+mlir-venv: $(MLIR_VENV)/.installed
+
+$(MLIR_VENV)/.installed: requirements-mlir.txt requirements.txt
+	rm -rf $(MLIR_VENV)
+	$(PYTHON) -m venv $(MLIR_VENV)
+	$(MLIR_VENV)/bin/python -m pip install -q --upgrade pip
+	$(MLIR_VENV)/bin/python -m pip install -q -r requirements-mlir.txt
+	touch $@
+
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(MLIR_VENV)
