@@ -24,10 +24,10 @@ lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 
 # Grade a folder of submitted exercise notebooks, each in sandboxed workers: OUT/grades.csv and OUT/feedback/.
-# GRADE_ARGS passes options on, e.g. GRADE_ARGS="--sandbox bwrap --jobs 8" (python -m gpusim.grade --help).
+# GRADE_ARGS passes options on, e.g. GRADE_ARGS="--sandbox bwrap --jobs 8" (python -m course.grade --help).
 grade: $(VENV)/.runtime-installed
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/folder [OUT=graded]"; exit 2; }
-	$(PY) -m gpusim.grade "$(SUBMISSIONS)" --out "$(OUT)" $(GRADE_ARGS)
+	$(PY) -m course.grade "$(SUBMISSIONS)" --out "$(OUT)" $(GRADE_ARGS)
 
 exercises: $(VENV)/.dev-installed
 	$(PY) tools/make_exercises.py
