@@ -221,7 +221,7 @@ except ValueError as error:
 
 
 def test_three_language_harness_carries_over_the_rows_of_languages_not_measured_again(tmp_path):
-    import gpu_languages
+    from bench import gpu_languages
 
     def row(shape, language, name, ms):
         return {"family": "f", "shape": shape, "language": language, "name": name, "ms": ms}
