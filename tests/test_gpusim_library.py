@@ -3,10 +3,13 @@ greenlet (matplotlib and ipywidgets only for the pictures, gpusim.viz)."""
 
 import ast
 import json
+import re
 import subprocess
 import sys
 
 from notebook_runs import ROOT
+
+import gpusim
 
 GPUSIM = ROOT / "gpusim"
 NEVER = ("course", "utils", "bench", "tests")  # the course around gpusim, at any level of any module
@@ -64,3 +67,10 @@ def test_import_gpusim_loads_neither_the_course_nor_the_pictures():
     loaded = set(json.loads(run.stdout))
     assert {"gpusim", "numpy", "greenlet"} <= loaded
     assert loaded.isdisjoint({*NEVER, *NOT_AT_MODULE_LEVEL, "ipywidgets", "IPython"})
+
+
+def test_the_version_is_the_changelog_s_newest_entry_and_the_readme_s():
+    assert re.fullmatch(r"\d+\.\d+\.\d+", gpusim.__version__)
+    entries = re.findall(r"^## (\S+)", (GPUSIM / "CHANGELOG.md").read_text(), re.MULTILINE)
+    assert entries and entries[0] == gpusim.__version__
+    assert f"Version {gpusim.__version__} " in (GPUSIM / "README.md").read_text()
