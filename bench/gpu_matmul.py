@@ -24,7 +24,7 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from bench.common import device_name, kernel_resources, time_ms, write_json  # noqa: E402
-from bench.kernels import matmul as mm  # noqa: E402
+from course.kernels import matmul as mm  # noqa: E402
 
 
 def versions(explore):

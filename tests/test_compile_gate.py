@@ -1,4 +1,4 @@
-"""gpusim.compilegate: Numba's CUDA compiler, with no GPU, as a gate in front of every kernel check.
+"""course.compilegate: Numba's CUDA compiler, with no GPU, as a gate in front of every kernel check.
 
 The test process runs Numba's simulator (tests/conftest.py), so compiles go through the helper process.
 """
@@ -16,9 +16,9 @@ import pytest
 from numba import cuda, float32
 
 import gpusim
-from gpusim import compilegate
-from gpusim.kernelsource import KernelSourceError, describe
-from gpusim.tasks import part01, part06, part07
+from course import compilegate
+from course.kernelsource import KernelSourceError, describe
+from course.tasks import part01, part06, part07
 
 ROOT = Path(__file__).resolve().parent.parent
 AVAILABLE, WHY = compilegate.available()
@@ -205,7 +205,7 @@ def test_without_the_simulator_it_compiles_in_the_process_itself(tmp_path):
         "import numpy as np\n"
         "from numba import cuda\n"
         "from gpusim import CompileError, compilegate\n"
-        "from gpusim.kernelsource import describe\n"
+        "from course.kernelsource import describe\n"
         "def kernel(out):\n"
         "    out[0] = [1][0]\n"
         "signature = compilegate.signature_of((np.zeros(1),))\n"

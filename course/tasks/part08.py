@@ -1,5 +1,5 @@
 """Checks for exercise notebook 08 (systolic arrays and pipelines): the clock and the skewed feed of a
-weight-stationary systolic array (checked cycle by cycle against gpusim.models.systolic), its cycle count, a
+weight-stationary systolic array (checked cycle by cycle against course.models.systolic), its cycle count, a
 double-buffered tiled matmul under a barrier budget, and a producer/consumer ring buffer handing tiles over
 through flags and fences.
 """
@@ -10,7 +10,7 @@ import traceback
 
 import numpy as np
 
-from gpusim.models import systolic
+from course.models import systolic
 from gpusim.sites import place_name
 
 from . import part05

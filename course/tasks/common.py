@@ -7,8 +7,8 @@ can run the first in an untrusted process and the second in a trusted one:
 
 * :func:`run` executes the learner's kernel for one case under ``gpusim`` (with all checks on) and returns a
   plain dict: the output arrays, the combined report counters, the launch configurations and the error, if
-  any. The kernel goes through :mod:`gpusim.kernelsource` (rebuilt from its source, as a grader rebuilds it
-  in a process of its own) and :mod:`gpusim.compilegate` (Numba's real CUDA compiler must accept it) first.
+  any. The kernel goes through :mod:`course.kernelsource` (rebuilt from its source, as a grader rebuilds it
+  in a process of its own) and :mod:`course.compilegate` (Numba's real CUDA compiler must accept it) first.
   Where the learner writes the launch function, :func:`plan_launches` calls it with a recorder instead of a
   kernel, and :func:`run` replays the plan: the launch function only chooses launches, it never runs one.
 * :func:`judge` rebuilds the case's inputs itself, computes the reference and returns ``None`` or a message a
@@ -293,7 +293,7 @@ def _replay_args(plan_args: list[dict], args: dict[str, Any]) -> list:
 def _gated_kernel(learner_kernel, arguments: list[list]):
     """The learner's kernel rebuilt from its source, after Numba's CUDA compiler accepted it for the
     argument types of each launch (skipped, and the result says so, where the compiler is not installed)."""
-    from gpusim import compilegate, kernelsource
+    from course import compilegate, kernelsource
 
     spec = learner_kernel if isinstance(learner_kernel, dict) else kernelsource.describe(learner_kernel)
     kernel = kernelsource.rebuild(spec)
@@ -314,7 +314,7 @@ def run(task: Task, learner: dict, case: Case) -> dict:
     """Run the learner's kernel on one case. Returns plain data only: outputs, report counters, launches,
     whether Numba's compiler checked the kernel, and the error.
 
-    ``learner["kernel"]`` is the learner's kernel, or its :func:`gpusim.kernelsource.describe` spec (the
+    ``learner["kernel"]`` is the learner's kernel, or its :func:`course.kernelsource.describe` spec (the
     grader's route). Tasks whose learner picks the launch also give ``learner["launch"]``, the learner's
     launch function, or ``learner["launches"]``, the plan :func:`plan_launches` made of it.
     """

@@ -1,4 +1,4 @@
-"""Grade a folder of submitted exercise notebooks: ``python -m gpusim.grade SUBMISSIONS [options]``.
+"""Grade a folder of submitted exercise notebooks: ``python -m course.grade SUBMISSIONS [options]``.
 
 Writes OUT/grades.csv and OUT/feedback/<learner>/<assignment>.md, shows one line per graded notebook and
 prints a summary. Deadlines come from timing the reference solutions first, unless --timeout is given.
@@ -97,7 +97,7 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m gpusim.grade", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m course.grade", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("submissions", type=Path,
                         help="folder of learner folders (alice/01_kernels_in_python.ipynb) or an nbgrader "

@@ -2,9 +2,9 @@
 interpreter (a masked vector operation and a fused row softmax), the ring-attention step that folds one K/V
 block into a running (max, sum, output), and the striped layout that balances causal ring attention.
 
-The Triton kernels run through :mod:`gpusim.tasks.tritonwatch` (every load and store bounds-checked and
+The Triton kernels run through :mod:`course.tasks.tritonwatch` (every load and store bounds-checked and
 counted, on tensors with NaN margins and, for the softmax, rows padded like a slice of a wider matrix) and
-:mod:`gpusim.tasks.tritongate` (Triton's own compiler front end must accept them). All four tasks are plain
+:mod:`course.tasks.tritongate` (Triton's own compiler front end must accept them). All four tasks are plain
 calls for :func:`common.check_function`: the call returns the outputs, ``common.judge`` compares them with a
 float64 (or exact) reference, and a further check per case reads the counts and the compiler's verdict.
 """

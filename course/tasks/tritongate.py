@@ -4,7 +4,7 @@ Triton's interpreter (``TRITON_INTERPRET=1``) runs a kernel as plain Python, so 
 compiler refuses: a Python list, ``break``, an ``import``, a helper function without ``@triton.jit``, a
 global that is not a ``tl.constexpr``, an ``arange`` whose length is not a power of 2. :func:`compile_check`
 sends the kernel's source to a helper process where the interpreter is off
-(``python -m gpusim.tasks.tritongate``) and lowers it to Triton IR for a Hopper GPU
+(``python -m course.tasks.tritongate``) and lowers it to Triton IR for a Hopper GPU
 (``GPUTarget("cuda", 90, 32)``; the front end only: a few hundredths of a second per kernel, plus about a
 second to start the helper), once per set of compile-time constants. No GPU and no CUDA driver are needed.
 
@@ -143,7 +143,7 @@ def _ask_helper(request: dict) -> dict:
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join([root, *paths])
     try:
-        done = subprocess.run([sys.executable, "-m", "gpusim.tasks.tritongate"], input=json.dumps(request),
+        done = subprocess.run([sys.executable, "-m", "course.tasks.tritongate"], input=json.dumps(request),
                               capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return {"ok": False, "text": f"the compile check took longer than {TIMEOUT_S:g} s and was stopped",

@@ -1,16 +1,16 @@
 """The learner's worker (W1): runs one submission's cells, then hands the learner's objects out as plain data.
 
-    python -m gpusim.grade.worker     (started by the grader in its sandbox, never by hand)
+    python -m course.grade.worker     (started by the grader in its sandbox, never by hand)
 
 Everything here may be patched by the learner's cells, so nothing here decides a grade. For each check call
 ``{function, names, keywords}`` it calls the check function (as imported before any learner cell ran) with
-the checking hooks replaced (:mod:`gpusim.grade.recording`), and answers, per Task the check hands over:
+the checking hooks replaced (:mod:`course.grade.recording`), and answers, per Task the check hands over:
 
-* a kernel Task: the kernel as a spec (:func:`gpusim.kernelsource.describe`) and, when the learner writes the
-  launch function, its launch plan for each case (:func:`gpusim.tasks.common.plan_launches`). The kernel
+* a kernel Task: the kernel as a spec (:func:`course.kernelsource.describe`) and, when the learner writes the
+  launch function, its launch plan for each case (:func:`course.tasks.common.plan_launches`). The kernel
   runner (:mod:`.runner`) rebuilds, compile-gates and runs it, in a process no learner code has touched;
 * a plain-Python Task (online softmax, NumPy flash attention): the outputs of
-  :func:`gpusim.tasks.common.run_function` for each case, which the grader judges. Host code has to run
+  :func:`course.tasks.common.run_function` for each case, which the grader judges. Host code has to run
   somewhere: these Tasks, unlike kernels, stay open to a notebook that patches things inside this process.
 """
 
@@ -26,7 +26,7 @@ from .recording import FUNCTION, KERNEL, hooks_replaced
 
 
 def _error(error: BaseException) -> dict:
-    from gpusim.tasks.common import _error as plain_error
+    from course.tasks.common import _error as plain_error
 
     described = plain_error(error)
     return {"type": described["type"][:MAX_NAME], "message": described["message"][:MAX_TEXT]}
@@ -65,8 +65,8 @@ def _extra_message(extra, case, function) -> str | None:
 
 def kernel_step(task, learner: dict) -> dict:
     """A kernel Task's learner half: the kernel's spec and, where the learner launches it, the plans."""
-    from gpusim.kernelsource import describe
-    from gpusim.tasks.common import plan_launches
+    from course.kernelsource import describe
+    from course.tasks.common import plan_launches
 
     try:
         spec = describe(learner["kernel"])
@@ -78,7 +78,7 @@ def kernel_step(task, learner: dict) -> dict:
 
 
 def function_step(task, function, call, extra) -> dict:
-    from gpusim.tasks.common import run_function
+    from course.tasks.common import run_function
 
     results = [_plain(run_function(task, function, case, call), _extra_message(extra, case, function))
                for case in task.cases]
@@ -117,7 +117,7 @@ def main() -> None:
     start = json.loads(requests.readline())
     limits.apply(start["resources"])
     checks = Checks(start["module"])
-    importlib.import_module("gpusim.kernelsource")
+    importlib.import_module("course.kernelsource")
     namespace = {"__name__": "__main__"}
     errors = []
     for index, label, source in start["cells"]:

@@ -2,11 +2,12 @@
 
 With bubblewrap (``bwrap``, the sandbox under Flatpak), every worker gets new PID, mount, IPC, UTS and network
 namespaces, dies with the grader, and sees only: /usr and the system libraries, the Python installation and
-virtual environment, a read-only staged copy of the course code it needs (``gpusim/`` and ``utils.py``, no
-``.git``, no ``solutions/``, no checkout), its own notebook's copy, and private, size-limited /tmp, /var/tmp,
-/dev/shm and home folders. It runs as an unprivileged user: as root, bwrap sets up the mounts and ``setpriv``
-then drops to a user id of its own (no capabilities, ``no_new_privs``); otherwise a user namespace maps the
-instructor's account. Killing the sandbox's first process ends its PID namespace and every process in it.
+virtual environment, a read-only staged copy of the course code it needs (``gpusim/``, ``course/`` without
+its kernel ladders, and ``utils.py``; no ``.git``, no ``solutions/``, no ``tests/``, no checkout), its own
+notebook's copy, and private, size-limited /tmp, /var/tmp, /dev/shm and home folders. It runs as an
+unprivileged user: as root, bwrap sets up the mounts and ``setpriv`` then drops to a user id of its own (no
+capabilities, ``no_new_privs``); otherwise a user namespace maps the instructor's account. Killing the
+sandbox's first process ends its PID namespace and every process in it.
 
 Without bubblewrap (macOS, containers without user namespaces, or ``--sandbox off``), a worker is an ordinary
 process in its own session with the same resource limits, run as a user id of its own when the grader is root
@@ -26,10 +27,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import gpusim
-
-COURSE_ROOT = Path(gpusim.__file__).resolve().parent.parent
-COURSE_FILES = ("gpusim", "utils.py")  # what a worker imports; nothing else of the course is staged
+COURSE_ROOT = Path(__file__).resolve().parents[2]
+STAGED = ("gpusim", "course", "utils.py")  # what a worker imports; nothing else of the course is staged
+NOT_STAGED = (Path("course", "kernels"),)  # the lessons' kernel ladders: no check imports them
 INSIDE_COURSE, INSIDE_HOME = "/course", "/home/learner"
 TMPFS_BYTES = {"/tmp": 128 * 2**20, "/var/tmp": 16 * 2**20, "/dev/shm": 64 * 2**20, INSIDE_HOME: 64 * 2**20}
 SYSTEM_FOLDERS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -120,15 +120,23 @@ def _private(paths: list[Path]) -> list[str]:
     return exposed
 
 
+def _not_staged(folder: str, names: list[str]) -> set[str]:
+    """The entries of ``folder`` that a staged copy leaves out: caches, hidden files, :data:`NOT_STAGED`."""
+    left_out = set(shutil.ignore_patterns("__pycache__", "*.pyc", ".*")(folder, names))
+    return left_out | {name for name in names if Path(folder, name).relative_to(COURSE_ROOT) in NOT_STAGED}
+
+
 class Stage:
     """A read-only copy of the course code a worker needs, made once per run."""
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="gpusim-grade-stage-"))
         self.course = self.root / "course"
-        shutil.copytree(COURSE_ROOT / "gpusim", self.course / "gpusim",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
-        shutil.copy2(COURSE_ROOT / "utils.py", self.course / "utils.py")
+        for name in STAGED:
+            if (COURSE_ROOT / name).is_dir():
+                shutil.copytree(COURSE_ROOT / name, self.course / name, ignore=_not_staged)
+            else:
+                shutil.copy2(COURSE_ROOT / name, self.course / name)
         for path in [self.root, *self.root.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
 

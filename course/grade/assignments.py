@@ -56,7 +56,7 @@ class SourceCell:
 @dataclass(frozen=True)
 class Assignment:
     name: str  # the notebook's file stem, e.g. "01_kernels_in_python"
-    module: str  # the checks' module, e.g. "gpusim.tasks.part01"
+    module: str  # the checks' module, e.g. "course.tasks.part01"
     cells: tuple[SourceCell, ...]  # code cells, in order
     tasks: tuple[GradedTask, ...]
 
@@ -76,7 +76,7 @@ def cell_source(cell: dict) -> str:
 
 
 def _checks_module(cells: list[SourceCell]) -> str:
-    """The module imported ``as tasks`` by the locked cells, e.g. ``gpusim.tasks.part01``."""
+    """The module imported ``as tasks`` by the locked cells, e.g. ``course.tasks.part01``."""
     for cell in cells:
         if not cell.locked or cell.graded:
             continue

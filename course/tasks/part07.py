@@ -7,7 +7,7 @@ buffers; module-level arrays are read-only constants (Numba's compiler refuses a
 gpusim's counters check that K and V are read once per query tile (and, when causal, only up to the
 diagonal), that shared memory holds one K/V tile and no thread does the others' share, and a look at the
 kernel's source checks that its ``cuda.local.array`` s do not grow with N. The NumPy task receives k and v as
-:class:`~gpusim.tasks.part06.ChunkedReader` s, readable one key tile at a time and each key row once per query
+:class:`~course.tasks.part06.ChunkedReader` s, readable one key tile at a time and each key row once per query
 tile; its memory is checked by how it grows between two sequence lengths.
 
 The inputs give each query row a family that breaks a shortcut (:func:`attention_inputs`): scores that rise
@@ -350,10 +350,10 @@ FLASH_CAUSAL = _kernel_task("flash_attention_causal", causal=True)
 
 def local_arrays(kernel) -> list[tuple[str, int, str, int]]:
     """(function, line, source line, elements) of each ``cuda.local.array`` in the kernel and the device
-    functions it calls, read from its source (:mod:`gpusim.kernelsource`); [] for anything that is not a
+    functions it calls, read from its source (:mod:`course.kernelsource`); [] for anything that is not a
     kernel with readable source (the check itself reports those). Shapes are compile-time constants: ints,
     tuples and module-level names of them; a shape it cannot work out is left out."""
-    from gpusim import kernelsource
+    from course import kernelsource
 
     try:
         spec = kernel if isinstance(kernel, dict) else kernelsource.describe(kernel)

@@ -1,6 +1,6 @@
 """Which Tasks a check function runs, found by calling it with its two checking hooks replaced.
 
-Every ``check_<name>`` function in :mod:`gpusim.tasks` builds one or more Tasks and hands each to
+Every ``check_<name>`` function in :mod:`course.tasks` builds one or more Tasks and hands each to
 ``check(task, learner)`` (kernels) or ``check_function(task, function, call, extra)`` (plain-Python
 exercises), both looked up in the part module's namespace. Replacing those two names lets the trusted
 grader list the Tasks without running anything (:func:`planned_steps`, with stand-ins for the learner's
@@ -16,7 +16,7 @@ from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from types import ModuleType
 
-from gpusim.tasks.common import Task
+from course.tasks.common import Task
 
 HOOKS = ("check", "check_function")
 KERNEL, FUNCTION = "kernel", "function"

@@ -1,10 +1,10 @@
 """The kernel runner (W2): runs a learner's kernels under gpusim, in a process where no learner code ran.
 
-    python -m gpusim.grade.runner     (started by the grader in its sandbox, never by hand)
+    python -m course.grade.runner     (started by the grader in its sandbox, never by hand)
 
 It imports gpusim and the assignment's checks first, then only ever receives plain data: for each kernel
 Task, the check call that lists it, the kernel as a spec and, where the learner writes the launch function,
-one launch plan per case. :func:`gpusim.tasks.common.run` rebuilds the kernel from its spec, passes it
+one launch plan per case. :func:`course.tasks.common.run` rebuilds the kernel from its spec, passes it
 through Numba's real CUDA compiler (a kernel that compiles cannot touch Python objects, so it cannot patch
 gpusim) and runs it under gpusim. The results go back as plain data for the grader to judge. Numba's CUDA
 simulator is off here: the compiler runs in this process.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import json
 
-from gpusim import compilegate
+from course import compilegate
 
 from . import limits, wire
 from .protocol import MAX_NAME, MAX_TEXT
@@ -34,7 +34,7 @@ def _plain(result: dict) -> dict:
 
 class Runner:
     def __init__(self, module_name: str):
-        from gpusim.tasks import common
+        from course.tasks import common
 
         self.module = importlib.import_module(module_name)
         self.run = common.run

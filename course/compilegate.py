@@ -4,11 +4,11 @@
     compilegate.compile_kernel(spec, signature)       # None, or raises gpusim.CompileError
     spec = kernelsource.describe(kernel); signature = compilegate.signature_of(args)
 
-The kernel is rebuilt from its spec (:mod:`gpusim.kernelsource`) and compiled with
+The kernel is rebuilt from its spec (:mod:`course.kernelsource`) and compiled with
 ``numba.cuda.compile_ptx(kernel, types, cc=TARGET_CC)``, which needs NVIDIA's NVRTC and NVVM libraries (the
 ``nvidia-cuda-nvrtc`` and ``nvidia-nvvm`` wheels) but no GPU and no driver. Numba's simulator must be off
 in the compiling process, so where it is on (``NUMBA_ENABLE_CUDASIM=1``, as in the course's CPU mode) the
-compile runs in one helper process per Python process (``python -m gpusim.compilegate``), started on first
+compile runs in one helper process per Python process (``python -m course.compilegate``), started on first
 use, restarted if it dies, stopped at exit, with a deadline per kernel. Results are cached per spec and
 signature. ``available()`` only asks cuda-pathfinder (the library finder numba-cuda itself uses) whether
 the two libraries and libdevice can be found: a few hundredths of a second, once per process, with no numba
@@ -36,8 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import sites
-from .errors import CompileError
+from gpusim import sites
+from gpusim.errors import CompileError
+
 from .kernelsource import KernelSourceError, functions_of, rebuild, register_lines, validate
 
 TARGET_CC = (9, 0)  # Hopper: what the course's GPUs are
@@ -151,7 +152,7 @@ def check_signature(signature) -> None:
     if not isinstance(signature, list) or len(signature) > MAX_ARGS \
             or not all(_type_ok(item, 0) for item in signature):
         raise KernelSourceError("this is not a valid kernel signature.",
-                                "send what gpusim.compilegate.signature_of returned, unchanged.")
+                                "send what course.compilegate.signature_of returned, unchanged.")
 
 
 def _type_ok(item, depth) -> bool:
@@ -377,7 +378,7 @@ class _HelperDied(Exception):
 
 
 class _Helper:
-    """One `python -m gpusim.compilegate` process that compiles for this one, over JSON lines."""
+    """One `python -m course.compilegate` process that compiles for this one, over JSON lines."""
 
     def __init__(self):
         self.process = None
@@ -434,7 +435,7 @@ class _Helper:
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
         self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, "-m", "gpusim.compilegate"], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([sys.executable, "-m", "course.compilegate"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self.stderr, env=env)
         self.owner = os.getpid()
         self.started += 1

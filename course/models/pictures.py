@@ -136,7 +136,7 @@ def _with_png(widgets, children, image):
 
 
 def gantt(ax, events, title="", unit="µs"):
-    """Draw pipeline events (gpusim.models.pipeline.Event) as a timeline: one row per stage, one bar per
+    """Draw pipeline events (course.models.pipeline.Event) as a timeline: one row per stage, one bar per
     tile labelled with its number, loads coloured by the buffer they fill."""
     stages = list(dict.fromkeys(e.stage for e in events))
     for e in events:

@@ -1,4 +1,4 @@
-// The course's kernels in CUDA C++, line for line the Numba versions of bench/kernels/*.py.
+// The course's kernels in CUDA C++, line for line the Numba versions of course/kernels/*.py.
 // No #include: NVRTC compiles this file alone (PTX on a machine without a GPU); bindings.cu adds the
 // PyTorch wrappers that torch.utils.cpp_extension.load_inline builds with nvcc.
 //
@@ -9,7 +9,7 @@
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
-// ---- matmul: C = A @ B, TILE x TILE tiles in static shared memory (bench/kernels/matmul.py, version 4).
+// ---- matmul: C = A @ B, TILE x TILE tiles in static shared memory (course/kernels/matmul.py, version 4).
 // M, N, K must be multiples of TILE, as in the Numba version.
 template <int TILE>
 __global__ void matmul_tiled(const float* A, const float* B, float* C, int M, int N, int K) {
@@ -31,7 +31,7 @@ __global__ void matmul_tiled(const float* A, const float* B, float* C, int M, in
 }
 
 // ---- fused row softmax: one block of THREADS threads per row, tree reductions in shared memory
-// (bench/kernels/softmax.py). Any number of columns.
+// (course/kernels/softmax.py). Any number of columns.
 template <int THREADS>
 __global__ void softmax_rows(const float* x, float* out, int cols) {
     __shared__ float scratch[THREADS];
@@ -60,7 +60,7 @@ __global__ void softmax_rows(const float* x, float* out, int cols) {
 }
 
 // ---- FlashAttention forward, one thread per query row, K/V tiles of BQ rows in shared memory
-// (bench/kernels/attention.py, make_flash_smem). Q, K, V, O: (BH, N, D); L: (BH, N); N a multiple of BQ.
+// (course/kernels/attention.py, make_flash_smem). Q, K, V, O: (BH, N, D); L: (BH, N); N a multiple of BQ.
 // qscale = log2(e) / sqrt(D): scores in base 2, exp2 is one instruction.
 template <int D, int BQ, bool CAUSAL>
 __global__ void flash_smem(const float* Q, const float* K, const float* V, float* O, float* L, int N,

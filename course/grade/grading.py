@@ -203,7 +203,7 @@ class Session:
 
     def _start_runner(self) -> Channel:
         start = time.monotonic()
-        channel = Channel(self.sandbox.launch([sys.executable, "-P", "-m", "gpusim.grade.runner"], RUNNER_ENV,
+        channel = Channel(self.sandbox.launch([sys.executable, "-P", "-m", "course.grade.runner"], RUNNER_ENV,
                                               None))
         deadline = start + self.limits.setup_s
         channel.send({"type": "start", "module": self.assignment.module,
@@ -243,7 +243,7 @@ class Session:
                  if index not in self.skipped]
         sent = {cell[0] for cell in cells}
         try:
-            channel = Channel(self.sandbox.launch([sys.executable, "-P", "-m", "gpusim.grade.worker"],
+            channel = Channel(self.sandbox.launch([sys.executable, "-P", "-m", "course.grade.worker"],
                                                   LEARNER_ENV, self.notebook))
         except OSError as error:
             raise CellFailure(None, f"it could not start: {error}") from None

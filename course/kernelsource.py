@@ -6,7 +6,7 @@ data. ``rebuild(spec)`` (in any process, the trusted grader's included) checks t
 makes a new function from it. Rebuilding runs no learner code: the source is compiled (decorators, default
 values and annotations stripped first) and the function is made from the compiled code object; nothing is
 executed, not even the ``def`` statement. Running the rebuilt kernel is another matter: do that only after
-Numba's CUDA compiler has accepted it (:mod:`gpusim.compilegate`), since a kernel that compiles cannot
+Numba's CUDA compiler has accepted it (:mod:`course.compilegate`), since a kernel that compiles cannot
 touch Python objects.
 
 A spec, for the kernel and for each device function it calls::
@@ -40,8 +40,8 @@ import types
 
 import numpy as np
 
-from .errors import KernelError
-from .rebind import python_function
+from gpusim.errors import KernelError
+from gpusim.rebind import python_function
 
 VERSION = 1
 MODULES = {  # name in a spec -> module to import
@@ -309,7 +309,7 @@ def validate(spec) -> None:
 
 def _invalid(why):
     return KernelSourceError(f"this is not a valid kernel description: {why}.",
-                             "send what gpusim.kernelsource.describe returned, unchanged.")
+                             "send what course.kernelsource.describe returned, unchanged.")
 
 
 def _is_name(value) -> bool:

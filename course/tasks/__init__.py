@@ -1,9 +1,9 @@
-"""Autograded checks for the exercise notebooks: ``from gpusim.tasks import part01 as tasks``.
+"""Autograded checks for the exercise notebooks: ``from course.tasks import part01 as tasks``.
 
 Each check function runs the learner's kernel under gpusim (races, barriers, bounds and uninitialised reads
 checked) on several seeds and on sizes that do not divide into blocks, compares with a float64 or exact
 reference, enforces the memory-traffic budget the lesson taught, and raises :class:`CheckFailed` with a
-message a learner can act on. See :mod:`gpusim.tasks.common` for the machinery.
+message a learner can act on. See :mod:`course.tasks.common` for the machinery.
 """
 
 from . import part01, part02, part03, part04, part05, part06, part07

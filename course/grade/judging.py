@@ -1,6 +1,6 @@
 """Trusted verdicts: results that passed the schema (:mod:`.protocol`), judged against the grader's own Tasks.
 
-:func:`gpusim.tasks.common.judge` rebuilds each case's inputs and reference itself. A verdict carries a
+:func:`course.tasks.common.judge` rebuilds each case's inputs and reference itself. A verdict carries a
 message for visible tests and a ``kind`` for hidden ones: a few words from a fixed vocabulary, so that
 nothing a worker sends (an exception's type name, a message) can carry a hidden test's inputs into the
 feedback.
@@ -12,7 +12,7 @@ import builtins
 from dataclasses import dataclass
 
 import gpusim
-from gpusim.tasks.common import NOT_IMPLEMENTED, judge
+from course.tasks.common import NOT_IMPLEMENTED, judge
 
 from .recording import Step
 

@@ -11,7 +11,7 @@ W1 to grader: ``running {cell}`` before each cell, ``ready {cell_errors}``, then
 ``missing {names}`` or ``answer {steps, failure}``, one step per Task the check hands over:
 ``{kind: "kernel", kernel: spec, plans, error}`` or ``{kind: "function", results}``.
 Grader to W2: ``start {module, limits}``, then ``run {function, arg_count, keywords, step, kernel, plans}``.
-W2 to grader: ``ready {compiler}``, then ``results {results}`` (one :func:`gpusim.tasks.common.run` result
+W2 to grader: ``ready {compiler}``, then ``results {results}`` (one :func:`course.tasks.common.run` result
 per case).
 """
 
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.kernelsource import KernelSourceError, validate
-from gpusim.tasks.common import Case, Task
+from course.kernelsource import KernelSourceError, validate
+from course.tasks.common import Case, Task
 
 from .assignments import CheckCall
 from .recording import FUNCTION, KERNEL, Step
@@ -91,7 +91,7 @@ def setup_message(message, cell_indices: set[int]) -> dict:
 
 
 def _plan(value, names: set[str]) -> dict:
-    """A launch plan of :func:`gpusim.tasks.common.plan_launches` for one case."""
+    """A launch plan of :func:`course.tasks.common.plan_launches` for one case."""
     value = _keys(value, {"launches", "error"}, "a launch plan")
     if not isinstance(value["launches"], list) or len(value["launches"]) > MAX_LAUNCHES:
         raise WireError(f"a launch plan has no list of at most {MAX_LAUNCHES} launches")
@@ -197,7 +197,7 @@ def _launch(value) -> list:
 
 
 def result(raw, step: Step, case: Case) -> dict:
-    """One case's result as :func:`gpusim.tasks.common.judge` takes it; WireError when it is not what the
+    """One case's result as :func:`course.tasks.common.judge` takes it; WireError when it is not what the
     Task produces (other output names, dtypes or, for kernels, shapes)."""
     raw = _keys(raw, {"outputs", "report", "launches", "error"}, "a case's result",
                 frozenset({"extra", "compiled"}))
