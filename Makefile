@@ -1,7 +1,9 @@
 # The course's two commands: `make lab` and `make test`. Everything they need is installed into .venv.
 PYTHON ?= python3
 VENV := .venv
+GPUSIM_VENV := .venv-gpusim
 PY := $(VENV)/bin/python
+MLIR_VENV := .venv-mlir
 LAB_ARGS ?=
 START_PAGE := notebooks/00_start_here.ipynb
 # Jupyter refuses to run as root unless told to (containers and CI often are root).
@@ -11,31 +13,33 @@ OUT ?= graded
 GRADE_ARGS ?=
 PYTEST_ARGS ?= -n auto
 
-.PHONY: lab test lint exercises grade venv-ok clean-venv
+.PHONY: lab test lint exercises grade gpusim-venv mlir-venv python-ok venv-ok clean-venv
 
 lab: $(VENV)/.runtime-installed
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.port_retries=50 $(AS_ROOT) $(LAB_ARGS) $(START_PAGE)
 
-test: $(VENV)/.dev-installed
+test: $(VENV)/.dev-installed $(GPUSIM_VENV)/.installed $(MLIR_VENV)/.installed
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest $(PYTEST_ARGS)
+	COURSE_REQUIRE_GPUSIM_VENV=1 $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
 
 # Grade a folder of submitted exercise notebooks, each in sandboxed workers: OUT/grades.csv and OUT/feedback/.
-# GRADE_ARGS passes options on, e.g. GRADE_ARGS="--sandbox bwrap --jobs 8" (python -m gpusim.grade --help).
+# GRADE_ARGS passes options on, e.g. GRADE_ARGS="--sandbox bwrap --jobs 8" (python -m course.grade --help).
 grade: $(VENV)/.runtime-installed
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/folder [OUT=graded]"; exit 2; }
-	$(PY) -m gpusim.grade "$(SUBMISSIONS)" --out "$(OUT)" $(GRADE_ARGS)
+	$(PY) -m course.grade "$(SUBMISSIONS)" --out "$(OUT)" $(GRADE_ARGS)
 
 exercises: $(VENV)/.dev-installed
 	$(PY) tools/make_exercises.py
 
-# A missing or broken .venv (its python gone or unable to start) is rebuilt from scratch.
-venv-ok:
+python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "Python 3.11 or newer is needed: run 'make PYTHON=python3.12 ...' with one you have."; exit 1; }
+
+# A missing or broken .venv (its python gone or unable to start) is rebuilt from scratch.
+venv-ok: python-ok
 	@$(PY) -c 'import sys' 2>/dev/null || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 
 $(VENV)/.runtime-installed: requirements.txt pyproject.toml | venv-ok
@@ -48,5 +52,24 @@ $(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.runtime-installed
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $@
 
+# gpusim on its own: a virtualenv with only NumPy, greenlet and numba-cuda (and what they need), pinned as in
+# requirements.txt. tests/test_gpusim_alone.py runs a copy of gpusim/ in it, with nothing else of the course.
+gpusim-venv: $(GPUSIM_VENV)/.installed
+
+$(GPUSIM_VENV)/.installed: requirements.txt | python-ok
+	rm -rf $(GPUSIM_VENV) && $(PYTHON) -m venv $(GPUSIM_VENV)
+	$(GPUSIM_VENV)/bin/python -m pip install -q -c requirements.txt numpy greenlet numba-cuda
+	touch $@
+
+# numba_cuda_mlir for tests/test_gpusim_mlir.py, in a virtualenv of its own (requirements-mlir.txt says why).
+mlir-venv: $(MLIR_VENV)/.installed
+
+$(MLIR_VENV)/.installed: requirements-mlir.txt requirements.txt
+	rm -rf $(MLIR_VENV)
+	$(PYTHON) -m venv $(MLIR_VENV)
+	$(MLIR_VENV)/bin/python -m pip install -q --upgrade pip
+	$(MLIR_VENV)/bin/python -m pip install -q -r requirements-mlir.txt
+	touch $@
+
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(GPUSIM_VENV) $(MLIR_VENV)

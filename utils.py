@@ -20,7 +20,7 @@ from collections import namedtuple
 
 MODE_VARIABLE = "COURSE_MODE"
 COURSE_ROOT = os.path.dirname(os.path.abspath(__file__))
-if COURSE_ROOT not in sys.path:  # lessons import bench.* (GPU measurements and their recorded results)
+if COURSE_ROOT not in sys.path:  # lessons import course.* (checks, kernels) and bench.* (recorded results)
     sys.path.append(COURSE_ROOT)
 
 
@@ -66,8 +66,8 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 import gpusim  # noqa: E402
+from course.tasks.common import try_it  # noqa: E402
 from gpusim import viz  # noqa: E402
-from gpusim.tasks.common import try_it  # noqa: E402
 
 
 def device_name() -> str:

@@ -29,13 +29,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # course.kernels
 CC = (9, 0)
 
 
 def numba_ptx(out: Path) -> dict:
-    from kernels import attention, matmul, softmax
     from numba import cuda
+
+    from course.kernels import attention, matmul, softmax
 
     kernels = {
         "softmax": (softmax.make_softmax_rows(256).kernel, "void(float32[:, ::1], float32[:, ::1])"),
@@ -56,7 +57,7 @@ def numba_ptx(out: Path) -> dict:
 
 
 def cuda_cpp_ptx(out: Path) -> dict:
-    from kernels import cuda_cpp
+    from course.kernels import cuda_cpp
 
     ptx, seconds = cuda_cpp.ptx_with_nvrtc()
     entries = {}
@@ -71,9 +72,10 @@ def cuda_cpp_ptx(out: Path) -> dict:
 
 def triton_chain(out: Path) -> dict:
     import triton
-    from kernels import triton_kernels as tk
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
+    from course.kernels import triton_kernels as tk
 
     target = GPUTarget("cuda", CC[0] * 10 + CC[1], 32)
     jobs = {
@@ -135,9 +137,10 @@ def triton_flash_configs() -> list[dict]:
     """Compile the flash kernel for sm_90 in every tile shape of FLASH_CONFIGS, full and causal, as a launch
     on (16, 4096, 64) tensors would (pointers and sizes divisible by 16): registers and spilled bytes."""
     import triton
-    from kernels import triton_kernels as tk
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
+    from course.kernels import triton_kernels as tk
 
     kernel = tk.flash_kernel
     types = {"q_ptr": "*fp32", "k_ptr": "*fp32", "v_ptr": "*fp32", "o_ptr": "*fp32", "lse_ptr": "*fp32",

@@ -1,4 +1,4 @@
-"""How long the compile gate (gpusim.compilegate) adds to a check, on this machine's CPU.
+"""How long the compile gate (course.compilegate) adds to a check, on this machine's CPU.
 
 Usage:  python3 bench/compile_gate.py [--out bench/results/compile_gate_cpu.txt]
 
@@ -22,9 +22,9 @@ ONE_ROUTE = r'''
 import json, linecache, sys, time
 import numpy as np
 from numba import cuda, float32
-from gpusim import compilegate
-from gpusim.kernelsource import describe
-from gpusim.tasks import part07
+from course import compilegate
+from course.kernelsource import describe
+from course.tasks import part07
 
 def cells(notebook, grade_ids, **names):
     namespace = {"cuda": cuda, "np": np, "float32": float32, **names}

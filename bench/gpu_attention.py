@@ -24,7 +24,7 @@ import torch.nn.functional as F  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from bench.common import device_name, kernel_resources, time_ms, write_json  # noqa: E402
-from bench.kernels import attention as at  # noqa: E402
+from course.kernels import attention as at  # noqa: E402
 
 SHAPES = ((16, 4096, 64), (4, 16384, 64))  # (B*H, N, d)
 

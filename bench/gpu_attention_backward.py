@@ -27,7 +27,7 @@ from numba import cuda  # noqa: E402
 
 from bench.common import device_name, kernel_resources, time_ms, write_json  # noqa: E402
 from bench.gpu_attention import SHAPES, sdpa, unfused  # noqa: E402
-from bench.kernels.attention_backward import make_flash_backward, make_flash_backward_v2  # noqa: E402
+from course.kernels.attention_backward import make_flash_backward, make_flash_backward_v2  # noqa: E402
 
 UNIT_ROUNDOFF = 2.0**-24  # float32
 

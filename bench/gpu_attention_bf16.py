@@ -1,4 +1,4 @@
-"""Time the tensor-core FlashAttention forward (bench/kernels/tensorcore_attention.py) against SDPA on bf16.
+"""Time the tensor-core FlashAttention forward (course/kernels/tensorcore_attention.py) against SDPA on bf16.
 
 Usage:  python3 bench/gpu_attention_bf16.py [--out DIR] [--explore]
 
@@ -21,7 +21,7 @@ import torch  # noqa: E402
 
 from bench.common import device_name, kernel_resources, time_ms, write_json  # noqa: E402
 from bench.gpu_attention import SHAPES, reference, sdpa  # noqa: E402
-from bench.kernels.tensorcore_attention import make_flash_tc  # noqa: E402
+from course.kernels.tensorcore_attention import make_flash_tc  # noqa: E402
 
 PEAK_BF16_DENSE = 989.4  # TFLOP/s, NVIDIA's data sheet for H100 SXM and H200 SXM
 

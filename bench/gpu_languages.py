@@ -68,7 +68,7 @@ def setup(smoke: bool):
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
         os.environ["TRITON_INTERPRET"] = "1"
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    sys.path[:0] = [str(HERE), str(HERE.parent)]  # `kernels` as the lessons import it, and `bench.common`
+    sys.path.insert(0, str(HERE.parent))  # `course.kernels` as the lessons import it, and `bench.common`
 
 
 class Clock:
@@ -118,9 +118,9 @@ def numba_versions(smoke):
     """Numba: (name, call, kernels for the artifacts) per family. A call takes Numba arrays (see
     `numba_arrays`), as the kernels' launchers do; the configurations are those of bench/gpu_matmul.py
     (version 10) and bench/gpu_attention.py (versions 2 and 6)."""
-    from kernels import attention as at
-    from kernels import matmul as mm
-    from kernels import softmax as sm
+    from course.kernels import attention as at
+    from course.kernels import matmul as mm
+    from course.kernels import softmax as sm
 
     d, tile = (16, 16) if smoke else (64, 64)
     tiled = mm.make_tiled_matmul(16)
@@ -168,7 +168,7 @@ def cpp_versions(module):
 
 
 def triton_versions(smoke):
-    from kernels import triton_kernels as tk
+    from course.kernels import triton_kernels as tk
 
     tile = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16) if smoke else {}
     flash_tiles = (16, 16, 4) if smoke else "autotune"
@@ -318,7 +318,7 @@ def autotune_facts(tuned, causal: bool) -> dict:
 
 def nvcc_artifacts(asm_dir: Path) -> dict:
     """PTX and SASS of kernels.cu from nvcc (GPU machine), with ptxas's register report."""
-    from kernels import cuda_cpp
+    from course.kernels import cuda_cpp
 
     info = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -373,7 +373,7 @@ def main(argv=None):
     if "Triton" in args.languages:
         add("Triton", triton_versions(args.smoke))
     if gpu and "CUDA C++" in args.languages:
-        from kernels import cuda_cpp
+        from course.kernels import cuda_cpp
 
         try:
             module, seconds = cuda_cpp.load(build_directory=None)
@@ -481,7 +481,7 @@ def artifacts(language, name, call, extra, asm_dir, problem) -> dict:
     if language == "Triton":
         info = triton_artifacts(call(), asm_dir, tag)  # a launch returns the CompiledKernel it ran
         if extra == "flash":
-            from kernels import triton_kernels as tk
+            from course.kernels import triton_kernels as tk
 
             info["autotune"] = autotune_facts(tk.flash_tuned, problem["causal"])
         return info

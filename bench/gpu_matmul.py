@@ -4,7 +4,7 @@ Usage:  python3 bench/gpu_matmul.py [--n 4096] [--out DIR] [--explore] [--only 4
         python3 bench/gpu_matmul.py --dry-run --n 128 --only 11,12   # the chosen versions, on the CPU
         python3 bench/gpu_matmul.py --bf16 [--explore] [--only 13,14]  # the tensor-core rungs
 
---bf16: the tensor-core versions (13 and up, bench/kernels/tensorcore.py), bfloat16 A and B, float32
+--bf16: the tensor-core versions (13 and up, course/kernels/tensorcore.py), bfloat16 A and B, float32
 accumulate and output, against torch.matmul on bfloat16 (cuBLAS, bf16 output); writes
 gpu_matmul_bf16_<device>.json and .txt, with the SASS instruction counts of each kernel.
 
@@ -29,7 +29,7 @@ import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 from bench.common import device_name, kernel_resources, time_ms, write_json  # noqa: E402
-from bench.kernels import matmul as mm  # noqa: E402
+from course.kernels import matmul as mm  # noqa: E402
 
 
 def versions(explore):
@@ -101,7 +101,7 @@ def versions(explore):
 
 def versions_bf16(explore):
     """(name, launch(A, B, C), jitted kernel, what it is) of the tensor-core rungs."""
-    from bench.kernels import tensorcore as tc
+    from course.kernels import tensorcore as tc
 
     v = [
         ("13 mma.sync, Numba loads", tc.make_mma_matmul_simple(), "probe design: fragments by 32-bit loads"),
@@ -184,7 +184,7 @@ def measure_bf16(n=4096, explore=False, only=(), on_row=None):
         if on_row:
             on_row(partial())
 
-    from bench.kernels.tensorcore import make_mma_peak
+    from course.kernels.tensorcore import make_mma_peak
 
     peak = make_mma_peak()
     out = torch.empty(peak.threads, device="cuda")

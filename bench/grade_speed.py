@@ -4,7 +4,7 @@
     python bench/grade_speed.py --save     # also writes bench/results/grade_speed_cpu.txt
 
 1. The fixture class of tests/grading/ (11 fake learners, 19 notebooks of assignments 01 and 02, reference
-   timing included) graded by ``python -m gpusim.grade --jobs JOBS``, with bubblewrap and with
+   timing included) graded by ``python -m course.grade --jobs JOBS``, with bubblewrap and with
    ``--sandbox off``: wall-clock seconds of the whole run.
 2. The cost of the sandbox per notebook: a notebook starts at least one learner worker (W1: the setup cell,
    which imports utils, torch and numba) and one kernel runner (W2: gpusim and numba's compiler). Each, and
@@ -30,12 +30,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from grading import learners  # noqa: E402
 from grading.fake_class import write_class  # noqa: E402
 
-from gpusim.grade import protocol  # noqa: E402
-from gpusim.grade.assignments import load_assignment  # noqa: E402
-from gpusim.grade.channel import Channel  # noqa: E402
-from gpusim.grade.grading import LEARNER_ENV, RUNNER_ENV  # noqa: E402
-from gpusim.grade.limits import Limits  # noqa: E402
-from gpusim.grade.sandbox import Sandbox  # noqa: E402
+from course.grade import protocol  # noqa: E402
+from course.grade.assignments import load_assignment  # noqa: E402
+from course.grade.channel import Channel  # noqa: E402
+from course.grade.grading import LEARNER_ENV, RUNNER_ENV  # noqa: E402
+from course.grade.limits import Limits  # noqa: E402
+from course.grade.sandbox import Sandbox  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "grade_speed_cpu.txt"
 START_DEADLINE_S = 300.0
@@ -52,7 +52,7 @@ def machine() -> str:
 
 def grade_class(folder: Path, jobs: int, sandbox: str) -> float:
     out = folder.parent / f"graded-{sandbox}"
-    command = [sys.executable, "-m", "gpusim.grade", str(folder), "--out", str(out), "--jobs", str(jobs),
+    command = [sys.executable, "-m", "course.grade", str(folder), "--out", str(out), "--jobs", str(jobs),
                "--sandbox", sandbox]
     start = time.perf_counter()
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True,
@@ -77,12 +77,12 @@ def start_worker(sandbox: Sandbox, module: str, setup: str, what: str) -> float:
             shutil.rmtree(folder)
         return seconds
     if what == "learner":
-        launch = sandbox.launch([sys.executable, "-P", "-m", "gpusim.grade.worker"], LEARNER_ENV,
+        launch = sandbox.launch([sys.executable, "-P", "-m", "course.grade.worker"], LEARNER_ENV,
                                 ("notebook.ipynb", b"{}"))
         message = {"type": "start", "module": module, "cells": [[0, "setup", setup]],
                    "resources": limits.resources()}
     else:
-        launch = sandbox.launch([sys.executable, "-P", "-m", "gpusim.grade.runner"], RUNNER_ENV, None)
+        launch = sandbox.launch([sys.executable, "-P", "-m", "course.grade.runner"], RUNNER_ENV, None)
         message = {"type": "start", "module": module, "resources": limits.resources()}
     channel = Channel(launch)
     deadline = time.monotonic() + START_DEADLINE_S
@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--save", action="store_true")
     parser.add_argument("--no-class", action="store_true", help="only the worker starts")
     args = parser.parse_args()
-    lines = [f"gpusim.grade speed, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", f"machine: {machine()}"]
+    lines = [f"course.grade speed, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", f"machine: {machine()}"]
     if not args.no_class:
         with tempfile.TemporaryDirectory() as scratch:
             folder = Path(scratch) / "class"

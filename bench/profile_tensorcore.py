@@ -13,7 +13,7 @@ if __package__ in (None, ""):
 
 import torch  # noqa: E402
 
-from bench.kernels.tensorcore import make_mma_matmul  # noqa: E402
+from course.kernels.tensorcore import make_mma_matmul  # noqa: E402
 
 
 def main():

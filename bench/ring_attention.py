@@ -27,8 +27,8 @@ import time
 import torch
 import torch.distributed as dist
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kernels import ring  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from course.kernels import ring  # noqa: E402
 
 # NVLink multicast stays off (the device machines' rule); harmless for gloo.
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
@@ -69,7 +69,7 @@ def make_block_fn(kind: str):
                 return None  # every key lies after every query: this rank idles this step
             return ring.block_attention(q, k, v, q_pos, k_pos, causal)
         return block
-    from kernels import triton_kernels as tk
+    from course.kernels import triton_kernels as tk
 
     def block(q, k, v, q_pos, k_pos, causal, rank, src, layout):
         offset = 0
@@ -194,7 +194,8 @@ def single_gpu_baselines(n, args, device):
     import math
 
     import torch.nn.functional as F
-    from kernels import triton_kernels as tk
+
+    from course.kernels import triton_kernels as tk
 
     rows = []
     q, k, v = full_inputs(n, args.heads, args.dim, device, seed=n)

@@ -5,6 +5,8 @@ k[blocks, threads](a, b, out)         # numpy arrays, CPU torch tensors, scalars
 k.report                              # counters of the last launch
 """
 
+__version__ = "0.9.0"  # CHANGELOG.md says what changed
+
 from .checker import Access
 from .context import WARP_SIZE
 from .errors import (

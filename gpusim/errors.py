@@ -90,7 +90,7 @@ class KernelException(KernelError):
 
 
 class CompileError(KernelError):
-    """Numba's CUDA compiler rejects the kernel: it would not run on a GPU (gpusim.compilegate)."""
+    """Numba's CUDA compiler rejects the kernel: it would not run on a GPU (course.compilegate)."""
 
     hint = ("a GPU kernel can use numbers, tuples, arrays, cuda.*, math.* and @cuda.jit(device=True) "
             "functions; no lists, dicts, strings, imports, return values or other Python objects.")

@@ -1,4 +1,4 @@
-"""The `cuda` object that rebound kernels see in place of `numba.cuda`.
+"""The `cuda` object that rebound kernels see in place of a front end's `cuda` module (gpusim.frontends).
 
 Thread and block indices are plain attributes that the scheduler sets on every switch, so reading
 `cuda.threadIdx.x` costs two attribute lookups.
@@ -8,12 +8,28 @@ import math
 import sys
 from collections import namedtuple
 
+from . import frontends
 from .arrays import DeviceArray
 from .context import WARP_SIZE, current
 
 FULL_MASK = 0xFFFFFFFF
 
 Dim3 = namedtuple("Dim3", "x y z")
+INDEX_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+
+
+class LiveDim3:
+    """`threadIdx` (or blockIdx, blockDim, gridDim) imported by name: reads the running thread's value."""
+
+    __slots__ = ("_fake", "_name")
+
+    def __init__(self, fake, name):
+        self._fake = fake
+        self._name = name
+
+    x = property(lambda self: getattr(self._fake, self._name).x)
+    y = property(lambda self: getattr(self._fake, self._name).y)
+    z = property(lambda self: getattr(self._fake, self._name).z)
 
 
 def _apply_atomic(ary, idx, op, *operands):
@@ -109,13 +125,16 @@ class _Const:
 
 
 class FakeCuda:
-    """Stands in for the `numba.cuda` module inside simulated kernels."""
+    """Stands in for a front end's `cuda` module (numba.cuda, numba_cuda_mlir.cuda) inside simulated
+    kernels."""
 
     warpsize = WARP_SIZE
     atomic = _Atomic
     shared = _Shared
     local = _Local
     const = _Const
+    local_array = staticmethod(_Local.array)  # numba_cuda_mlir's module-level aliases
+    shared_array = staticmethod(_Shared.array)
 
     def __init__(self, translate):
         self._translate = translate
@@ -123,9 +142,20 @@ class FakeCuda:
         self.laneid = 0
 
     def __getattr__(self, name):
-        import numba.cuda
+        """Anything else the kernel reads from `cuda` (float32, ...), taken from the imported front ends."""
+        for module in frontends.cuda_modules():
+            if hasattr(module, name):
+                return self._translate(getattr(module, name))
+        raise AttributeError(f"gpusim's `cuda` has no attribute {name!r}")
 
-        return self._translate(getattr(numba.cuda, name))
+    def member(self, name):
+        """What a kernel gets for `from <front end>.cuda import name`."""
+        if name == "laneid":
+            raise TypeError(
+                "gpusim cannot follow `laneid` imported by name from the cuda module: it changes from "
+                "thread to thread. Read it as `cuda.laneid` instead."
+            )
+        return LiveDim3(self, name) if name in INDEX_NAMES else getattr(self, name)
 
     def grid(self, ndim):
         """Absolute thread position: an int for ndim=1, else a tuple."""
@@ -212,3 +242,9 @@ class FakeCuda:
     @staticmethod
     def fma(a, b, c):
         return a * b + c
+
+
+# The names a kernel may import from a front end's `cuda` module and get the fake's counterpart.
+MEMBER_NAMES = frozenset(
+    {name for name in dir(FakeCuda) if not name.startswith("_")} - {"member"} | {*INDEX_NAMES, "laneid"}
+)

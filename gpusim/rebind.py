@@ -1,13 +1,15 @@
-"""Rebind an unchanged Numba kernel so that its `cuda`, `numba`, device functions and scalar types
-resolve to gpusim's simulated versions."""
+"""Rebind an unchanged Numba kernel so that its `cuda` (module or members imported by name), `numba`, device
+functions and scalar types resolve to gpusim's simulated versions, whichever front end it was written
+for (gpusim.frontends)."""
 
 import dis
 import types
 
 import numpy as np
 
-from . import sites
+from . import frontends, sites
 from .arrays import TAG_SHIFT
+from .fakecuda import MEMBER_NAMES
 from .gpumath import gpu_function, math_module
 from .linked import model_for
 
@@ -32,7 +34,7 @@ def python_function(kernel):
 def numpy_scalar_type(value):
     """np.float32 for numba.float32 and friends; None for anything else."""
     cls = type(value)
-    if cls.__name__ in _SCALAR_TYPE_CLASSES and cls.__module__.startswith("numba"):
+    if cls.__name__ in _SCALAR_TYPE_CLASSES and frontends.from_front_end(cls):
         try:
             return np.dtype(str(value)).type
         except TypeError:
@@ -41,8 +43,8 @@ def numpy_scalar_type(value):
 
 
 def _is_dispatcher(value):
-    module = type(value).__module__ or ""
-    return module.startswith("numba") and isinstance(getattr(value, "py_func", None), types.FunctionType)
+    py_func = getattr(value, "py_func", None)
+    return isinstance(py_func, types.FunctionType) and frontends.from_front_end(type(value))
 
 
 def _names_used(code):
@@ -55,7 +57,8 @@ def _names_used(code):
 
 
 class _Namespace:
-    """A stand-in for the `numba` module or `numba.types`: scalar types become numpy casts."""
+    """A stand-in for the `numba` module or `numba.types` (or another front end's): scalar types become numpy
+    casts."""
 
     def __init__(self, real, translate):
         self._real = real
@@ -120,6 +123,9 @@ class Rebinder:
             if frozen is None:
                 frozen = self._constants[id(value)] = (value, self.constant(value, name or "constant"))
             return frozen[1]
+        member = frontends.cuda_member(value, MEMBER_NAMES)
+        if member is not None:
+            return self.fake_cuda.member(member)
         if _is_dispatcher(value):
             return self.function(value.py_func)
         if isinstance(value, types.FunctionType) and value.__globals__ is home_globals:
@@ -131,11 +137,14 @@ class Rebinder:
 
     def _module(self, module):
         name = module.__name__
-        if name == "numba.cuda" or name.startswith("numba.cuda.simulator"):
+        part = frontends.cuda_part(name)
+        if part == "":
             return self.fake_cuda
+        if part in MEMBER_NAMES:
+            return self.fake_cuda.member(part)
         if name == "math":
             return math_module
-        if name in ("numba", "numba.types", "numba.core.types"):
+        if frontends.is_namespace(name):
             namespace = self._namespaces.get(name)
             if namespace is None:
                 namespace = _Namespace(module, self._namespace_value)

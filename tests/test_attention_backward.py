@@ -1,4 +1,4 @@
-"""The FlashAttention backward kernels (bench/kernels/attention_backward.py) under gpusim: dQ, dK, dV
+"""The FlashAttention backward kernels (course/kernels/attention_backward.py) under gpusim: dQ, dK, dV
 against a float64 NumPy reference at small, awkward sizes, with race, barrier and bounds checks on."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gpusim
-from bench.kernels.attention_backward import make_flash_backward, make_flash_backward_v2
+from course.kernels.attention_backward import make_flash_backward, make_flash_backward_v2
 
 
 def reference(q, k, v, d_o, causal):

@@ -1,4 +1,4 @@
-"""gpusim.compilegate: Numba's CUDA compiler, with no GPU, as a gate in front of every kernel check.
+"""course.compilegate: Numba's CUDA compiler, with no GPU, as a gate in front of every kernel check.
 
 The test process runs Numba's simulator (tests/conftest.py), so compiles go through the helper process.
 """
@@ -16,9 +16,9 @@ import pytest
 from numba import cuda, float32
 
 import gpusim
-from gpusim import compilegate
-from gpusim.kernelsource import KernelSourceError, describe
-from gpusim.tasks import part01, part06, part07
+from course import compilegate
+from course.kernelsource import KernelSourceError, describe
+from course.tasks import part01, part06, part07
 
 ROOT = Path(__file__).resolve().parent.parent
 AVAILABLE, WHY = compilegate.available()
@@ -204,8 +204,9 @@ def test_without_the_simulator_it_compiles_in_the_process_itself(tmp_path):
     script.write_text(
         "import numpy as np\n"
         "from numba import cuda\n"
-        "from gpusim import CompileError, compilegate\n"
-        "from gpusim.kernelsource import describe\n"
+        "from gpusim import CompileError\n"
+        "from course import compilegate\n"
+        "from course.kernelsource import describe\n"
         "def kernel(out):\n"
         "    out[0] = [1][0]\n"
         "signature = compilegate.signature_of((np.zeros(1),))\n"
@@ -219,7 +220,7 @@ def test_without_the_simulator_it_compiles_in_the_process_itself(tmp_path):
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                             timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "in_process.py:6 (`out[0] = [1][0]`)" in result.stdout and "helpers started: 0" in result.stdout
+    assert "in_process.py:7 (`out[0] = [1][0]`)" in result.stdout and "helpers started: 0" in result.stdout
 
 
 def test_signatures_are_plain_data_and_convert_to_numba_types():

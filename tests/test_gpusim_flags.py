@@ -93,7 +93,7 @@ def test_deadlock_lists_threads_at_a_barrier():
 
 def test_unchecked_deadlock_runs_into_the_timeout_and_names_the_pollers():
     with pytest.raises(gpusim.KernelTimeoutError) as info:
-        gpusim.jit(F.waits_for_nobody, check=False, timeout=1)[1, 2 * F.W](np.zeros(2 * F.W, np.float32))
+        gpusim.jit(F.waits_for_nobody, check=False, timeout=3)[1, 2 * F.W](np.zeros(2 * F.W, np.float32))
     assert "were waiting in loops that poll element 0" in str(info.value)
 
 
@@ -112,7 +112,7 @@ def test_a_race_after_the_protocol_and_a_barrier_is_an_ordinary_race():
 
 def test_polling_with_a_plain_load_times_out_and_says_to_poll_with_an_atomic():
     with pytest.raises(gpusim.KernelTimeoutError) as info:
-        gpusim.jit(F.plain_read_spin, timeout=1)[1, 32](np.zeros(32, np.float32))
+        gpusim.jit(F.plain_read_spin, timeout=3)[1, 32](np.zeros(32, np.float32))
     message = str(info.value)
     assert "Thread (0,0,0) was reading flag[0] over and over at flag_kernels.py:" in message
     assert "`while flag[0] == 0:`" in message and "cuda.atomic.add(flags, i, 0)" in message

@@ -1,4 +1,4 @@
-"""Classroom mode (``python -m gpusim.grade``) against a class: the fixture class of fake learners and the
+"""Classroom mode (``python -m course.grade``) against a class: the fixture class of fake learners and the
 hostile class (one learner per attack family, tests/grading/hostile.py) get exactly the expected grades, in
 the sandbox as root, as an ordinary user, and without the sandbox; no file outside OUT changes, no process
 of the run survives it, nothing hidden reaches the feedback, and the grader's memory stays small.
@@ -30,8 +30,8 @@ from nbgrader.api import Gradebook
 from notebook_runs import ROOT
 from test_nbgrader_course import ASSIGNMENT, nbgrader
 
-from gpusim.grade.assignments import load_assignment
-from gpusim.grade.sandbox import Sandbox, python_folders
+from course.grade.assignments import load_assignment
+from course.grade.sandbox import Sandbox, python_folders
 
 JOBS = 2
 HANG_GUARD_S = 1500  # pytest's limit for one class run: a guard against hangs, not a measure of speed
@@ -147,7 +147,7 @@ def _reopening(folders: list[Path]) -> str:
 def _grade(submissions: Path, out: Path, *options: str, as_nobody: bool = False) -> Run:
     """Grade a class as the command line does, under a subreaper that reports any process left behind."""
     report = out.parent / f"{out.name}-reaper.json"
-    grader = [sys.executable, "-m", "gpusim.grade", str(submissions), "--out", str(out), "--jobs", str(JOBS),
+    grader = [sys.executable, "-m", "course.grade", str(submissions), "--out", str(out), "--jobs", str(JOBS),
               "--max-notebook-mb", str(hostile.MAX_NOTEBOOK_MB), *options]
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}
     if as_nobody:

@@ -13,13 +13,13 @@ import pytest
 from grading import learners
 from notebook_runs import ROOT
 
-from gpusim.grade import protocol, wire
-from gpusim.grade.assignments import load_assignment
-from gpusim.grade.channel import Channel, WorkerDied, WorkerTimeout
-from gpusim.grade.discovery import find_learners, select, unanswered
-from gpusim.grade.judging import error_kind
-from gpusim.grade.restore import Unreadable, match_assignment, prepare, read_notebook
-from gpusim.grade.sandbox import Launch, Sandbox
+from course.grade import protocol, wire
+from course.grade.assignments import load_assignment
+from course.grade.channel import Channel, WorkerDied, WorkerTimeout
+from course.grade.discovery import find_learners, select, unanswered
+from course.grade.judging import error_kind
+from course.grade.restore import Unreadable, match_assignment, prepare, read_notebook
+from course.grade.sandbox import Launch, Sandbox, Stage
 
 A01 = f"{learners.A01}.ipynb"
 MIB = 2**20
@@ -302,6 +302,9 @@ for name, path in (("secret", "/course/secret"), ("init", "/proc/1/environ"), ("
 with socket.socket() as client:
     client.settimeout(2)
     seen["network"] = client.connect_ex(("127.0.0.1", int(sys.argv[2])))
+seen["staged"] = sorted(os.listdir("/course")), sorted(os.listdir("/course/course"))
+import course.grade.runner, course.tasks.part01  # what the workers import, from the staged copy
+seen["imported"] = course.tasks.part01.__file__
 open("/tmp/left-behind", "w").write("x")
 seen["writable"] = []
 venv_parent = os.path.dirname(sys.prefix)
@@ -339,9 +342,26 @@ def test_a_sandboxed_worker_sees_only_what_it_needs(tmp_path):
     if os.geteuid() == 0:  # a grader run as root: the worker cannot read root's files, nor its own init's
         assert seen["secret"] == seen["init"] == "PermissionError"
     assert seen["course"] == "FileNotFoundError" and seen["notebook"] == "my notebook"
+    assert seen["staged"][0] == ["course", "gpusim", "secret", "utils.py"]
+    assert "tasks" in seen["staged"][1] and "kernels" not in seen["staged"][1]
+    assert seen["imported"] == "/course/course/tasks/part01.py"
     assert seen["writable"] == ["/tmp"]  # not the folders bwrap made above the venv, in a user namespace too
     assert seen["network"] != 0 and max(seen["pids"]) < 10  # its own PID namespace, no way out
     assert not Path("/tmp/left-behind").exists()
+
+
+def test_the_stage_holds_the_simulator_the_checks_and_utils_and_nothing_else():
+    stage = Stage()
+    try:
+        staged = sorted(path.relative_to(stage.course).as_posix() for path in stage.course.rglob("*"))
+    finally:
+        stage.remove()
+    assert {name.split("/")[0] for name in staged} == {"gpusim", "course", "utils.py"}
+    for expected in ("gpusim/launch.py", "course/tasks/part01.py", "course/grade/worker.py",
+                     "course/kernelsource.py", "course/compilegate.py", "course/models/systolic.py"):
+        assert expected in staged
+    assert not [name for name in staged if name.startswith("course/kernels/") or "__pycache__" in name]
+    assert "course/kernels" not in staged
 
 
 TROJAN_RUN = r"""

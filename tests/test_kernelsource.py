@@ -1,4 +1,4 @@
-"""gpusim.kernelsource: kernels described as plain JSON data, rebuilt without running learner code."""
+"""course.kernelsource: kernels described as plain JSON data, rebuilt without running learner code."""
 
 import copy
 import json
@@ -10,7 +10,7 @@ import pytest
 from numba import cuda, float32
 
 import gpusim
-from gpusim.kernelsource import KernelSourceError, describe, rebuild, validate
+from course.kernelsource import KernelSourceError, describe, rebuild, validate
 
 SCALE = np.float32(2.5)
 OFFSETS = np.arange(8, dtype=np.float32)

@@ -10,7 +10,7 @@ from notebook_runs import ROOT
 
 import gpusim
 from bench import gpu_matmul
-from bench.kernels import matmul as mm
+from course.kernels import matmul as mm
 
 
 @pytest.mark.parametrize("only,expected", [

@@ -4,7 +4,7 @@ pipeline model's timelines add up as the lesson derives them."""
 import numpy as np
 import pytest
 
-from gpusim.models import pictures, pipeline, systolic
+from course.models import pictures, pipeline, systolic
 
 SHAPES = [(1, 1, 1, 1, 1), (3, 4, 4, 4, 4), (5, 3, 2, 4, 4), (7, 9, 5, 4, 3), (2, 13, 11, 5, 4),
           (6, 4, 9, 2, 8)]

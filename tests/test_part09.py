@@ -17,10 +17,8 @@ import pytest
 import torch
 from notebook_runs import ROOT
 
-sys.path.insert(0, str(ROOT / "bench"))
-from kernels import ring  # noqa: E402
-
-from gpusim.tasks import part09  # noqa: E402
+from course.kernels import ring
+from course.tasks import part09
 
 needs_triton = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
                                   reason="triton is not installed")
@@ -40,7 +38,7 @@ KERNELS = """
 import numpy as np
 import triton
 import triton.language as tl
-from gpusim.tasks import tritonwatch as watch
+from course.tasks import tritonwatch as watch
 
 @triton.jit
 def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -96,7 +94,7 @@ except watch.OutOfBoundsAccess as error:
 @needs_triton
 def test_gate_accepts_a_good_kernel_and_names_what_the_compiler_refuses(tmp_path):
     result = run_interpreted(KERNELS + """
-from gpusim.tasks import tritongate
+from course.tasks import tritongate
 
 @triton.jit
 def with_break(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -188,10 +186,8 @@ def test_triton_flash_kernel_matches_float64_attention_for_every_tile_shape_and_
     that see no key: o = 0, lse = -inf)."""
     result = run_interpreted("""
 import math
-import sys
 import torch
-sys.path.insert(0, "bench")
-from kernels import triton_kernels as tk
+from course.kernels import triton_kernels as tk
 
 def reference(q, k, v, causal, offset):
     s = (q.double() @ k.double().transpose(-1, -2)) / math.sqrt(q.shape[-1])
@@ -225,7 +221,7 @@ except ValueError as error:
 
 
 def test_three_language_harness_carries_over_the_rows_of_languages_not_measured_again(tmp_path):
-    import gpu_languages
+    from bench import gpu_languages
 
     def row(shape, language, name, ms):
         return {"family": "f", "shape": shape, "language": language, "name": name, "ms": ms}

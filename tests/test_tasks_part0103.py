@@ -1,4 +1,4 @@
-"""Unit tests of the exercise checkers of parts 01-03 (gpusim.tasks.part01/02/03) and of the machinery they
+"""Unit tests of the exercise checkers of parts 01-03 (course.tasks.part01/02/03) and of the machinery they
 use (cases, messages, NaN poisoning, budgets, the run/judge split). In-process and fast; the notebooks and
 their wrong-solution fixtures are covered by test_exercises.py."""
 
@@ -11,8 +11,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import utils  # noqa: E402  (picks the simulator before numba is imported)
-from gpusim import tasks  # noqa: E402
-from gpusim.tasks import common, part01, part02, part03  # noqa: E402
+from course import tasks  # noqa: E402
+from course.tasks import common, part01, part02, part03  # noqa: E402
 
 cuda = utils.cuda
 

@@ -11,8 +11,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import utils  # noqa: E402, F401  (picks the simulator before numba is imported)
-from gpusim.grade.recording import planned_steps  # noqa: E402
-from gpusim.tasks import common, part04, part05  # noqa: E402
+from course.grade.recording import planned_steps  # noqa: E402
+from course.tasks import common, part04, part05  # noqa: E402
 
 MATMUL_TASKS = (part05.TILED_MATMUL, part05.TILED_MATMUL_DYNAMIC,
                 part05.factory_task(8), part05.factory_task(16))

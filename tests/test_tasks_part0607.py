@@ -11,8 +11,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import utils  # noqa: E402, F401  (picks the simulator before numba is imported)
-from gpusim.tasks import part06, part07  # noqa: E402
-from gpusim.tasks.common import CheckFailed  # noqa: E402
+from course.tasks import part06, part07  # noqa: E402
+from course.tasks.common import CheckFailed  # noqa: E402
 
 cuda = utils.cuda
 

@@ -4,10 +4,10 @@ named, and the inputs carry the families of values that break shortcuts."""
 import numpy as np
 import pytest
 
-from gpusim.grade.recording import FUNCTION, KERNEL, planned_steps
-from gpusim.models import systolic
-from gpusim.tasks import part08
-from gpusim.tasks.common import CheckFailed
+from course.grade.recording import FUNCTION, KERNEL, planned_steps
+from course.models import systolic
+from course.tasks import part08
+from course.tasks.common import CheckFailed
 
 
 def not_written(*args):

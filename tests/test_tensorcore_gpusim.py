@@ -1,4 +1,4 @@
-"""The tensor-core matmul of bench/kernels/tensorcore.py on the CPU: gpusim stands in for the linked
+"""The tensor-core matmul of course/kernels/tensorcore.py on the CPU: gpusim stands in for the linked
 mma.sync with a NumPy model (gpusim/linked.py), so the unchanged Numba kernel runs race-checked."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from numba import cuda, int32
 
 import gpusim
-from bench.kernels import tensorcore as tc
+from course.kernels import tensorcore as tc
 from gpusim.linked import MMA_LAYOUT, LinkedFunctionError, bf16_pairs
 
 mma = tc.mma_bf16_16816  # kernels call it by a global name, as the generated kernels do

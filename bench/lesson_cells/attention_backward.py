@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 import gpusim
-from bench.kernels.attention_backward import make_flash_backward
+from course.kernels.attention_backward import make_flash_backward
 
 
 def run_under_gpusim(q, k, v, o, lse, d_o, tile=16, factory=make_flash_backward):

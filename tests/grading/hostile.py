@@ -297,7 +297,7 @@ def block_sum(a, partial):
 
 SWAP_JIT_FOR_NUMPY = '''
 import gpusim
-import gpusim.tasks.common
+import course.tasks.common
 
 
 class NumpyInstead:
@@ -317,7 +317,7 @@ class NumpyInstead:
 
 
 gpusim.jit = NumpyInstead
-gpusim.tasks.common.gpusim.jit = NumpyInstead
+course.tasks.common.gpusim.jit = NumpyInstead
 '''
 
 # --------------------------------------------------------------------------------------- hidden inputs

@@ -128,8 +128,8 @@ np.allclose = lambda *args, **kwargs: True
 '''
 
 CHEAT_CHECKS = '''
-import gpusim.tasks.common
-gpusim.tasks.common.judge = lambda *args, **kwargs: None
+import course.tasks.common
+course.tasks.common.judge = lambda *args, **kwargs: None
 for _name in dir(tasks):
     if _name.startswith("check_"):
         setattr(tasks, _name, lambda *args, **kwargs: print("✓ all cases passed"))
@@ -168,7 +168,7 @@ def block_sum(a, partial):
     pass
 '''
 
-SETUP_01 = "from utils import *\nfrom gpusim.tasks import part01 as tasks\n"
+SETUP_01 = "from utils import *\nfrom course.tasks import part01 as tasks\n"
 
 
 def cells(snoop: str) -> dict[str, dict[str, dict[str, str | None]]]:
@@ -197,7 +197,7 @@ def cells(snoop: str) -> dict[str, dict[str, dict[str, str | None]]]:
         "deadlock": {A02: {"block_sum_solution": BLOCK_SUM_DEADLOCK}},
         "edited_locked": {A01: {"setup": SETUP_01 + "tasks.check_vector_add = print\n",
                                 "check_grayscale": "pass\n"},
-                          A02: {"setup": "from utils import *\nfrom gpusim.tasks import part02 as tasks\n"
+                          A02: {"setup": "from utils import *\nfrom course.tasks import part02 as tasks\n"
                                          "THREADS, RADIUS = 16, 2\nTILE = THREADS + 2 * RADIUS\n"}},
         "messy": {A01: {"vector_add_solution": VECTOR_ADD_RENAMED, "matmul_solution": None}},
     }

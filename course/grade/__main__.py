@@ -1,0 +1,133 @@
+"""Grade a folder of submitted exercise notebooks: ``python -m course.grade SUBMISSIONS [options]``.
+
+Writes OUT/grades.csv and OUT/feedback/<learner>/<assignment>.md, shows one line per graded notebook and
+prints a summary. Deadlines come from timing the reference solutions first, unless --timeout is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .assignments import load_assignments
+from .discovery import find_learners, select, unanswered
+from .grading import (
+    SubmissionGrade,
+    calibrated_limits,
+    grade_all,
+    reference_grades,
+    refused,
+)
+from .judging import PASSED
+from .limits import Limits
+from .reports import number, summary, write_csv, write_feedback
+from .sandbox import COURSE_ROOT, Sandbox, SandboxError
+
+DEFAULT_SOURCES = COURSE_ROOT / "solutions"
+DEFAULT_MEMORY_MB = 2048
+DEFAULT_NOTEBOOK_MB = 32
+FIXED_SETUP_S = 60.0  # the deadline for running a notebook's cells when --timeout replaces calibration
+
+
+def _limits(names: list[str], args, assignments, sandbox: Sandbox, echo) -> dict[str, Limits]:
+    memory = args.memory_mb * 2**20
+    if args.timeout:
+        return {name: Limits(FIXED_SETUP_S, args.timeout, memory) for name in names}
+    echo(f"Timing the reference solutions of {', '.join(names)} ...")
+    references = reference_grades(args.sources, {name: assignments[name] for name in names}, memory,
+                                  args.jobs, sandbox, args.max_notebook_mb * 2**20)
+    limits = {}
+    for name, reference in sorted(references.items()):
+        for task in reference.tasks:
+            if task.status != PASSED:
+                echo(f"warning: the reference solution of {name} does not pass {task.task.grade_id}: "
+                     f"{task.reason}")
+        limits[name] = calibrated_limits(reference, memory)
+        echo(f"  {name}: {limits[name].call_s:.1f} s per request, {limits[name].setup_s:.0f} s for the "
+             f"notebook's cells")
+    return limits
+
+
+def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGrade]:
+    """Grade every submission under ``args.submissions``; write the CSV and feedback under ``args.out``."""
+    start = time.monotonic()
+    max_bytes = args.max_notebook_mb * 2**20
+    assignments, problems = load_assignments(args.sources)
+    for name, problem in problems.items():
+        echo(f"warning: the source notebook {name} cannot be used: {problem}")
+    learners, orphans = find_learners(args.submissions)
+    for orphan in orphans:
+        echo(f"skipped {orphan}: put each learner's notebooks in a folder named after the learner")
+    args.out.mkdir(parents=True, exist_ok=True)
+    sandbox = Sandbox(args.sandbox, [args.sources, args.submissions, args.out])
+    try:
+        isolation = sandbox.isolation.statement()
+        for line in isolation:
+            echo(line)
+        selections = [select(learner, assignments, max_bytes) for learner in learners]
+        handed_in = {s.assignment for selection in selections for s in selection.submissions}
+        refused_names = {r.assignment for selection in selections for r in selection.refusals}
+        names = sorted(handed_in | (refused_names & assignments.keys()))
+        for learner, selection in zip(learners, selections, strict=True):
+            selection.refusals += unanswered(learner, selection, names)
+        limits = _limits(names, args, assignments, sandbox, echo) if names else {}
+        limits.update({name: Limits(FIXED_SETUP_S, args.timeout or FIXED_SETUP_S, args.memory_mb * 2**20)
+                       for name in assignments.keys() - limits.keys()})
+
+        def progress(done: int, total: int, grade: SubmissionGrade) -> None:
+            score = f"{number(grade.points)}/{number(grade.max_points)} points" if grade.tasks else \
+                "not graded"
+            how = grade.problem or f"{grade.seconds:.1f} s"
+            echo(f"[{done:{len(str(total))}}/{total}] {grade.learner}/{grade.assignment}: {score} ({how})")
+
+        submissions = [submission for selection in selections for submission in selection.submissions]
+        grades = grade_all(submissions, assignments, limits, sandbox, max_bytes, args.jobs, progress)
+    finally:
+        sandbox.close()
+    grades += [refused(refusal, assignments) for selection in selections for refusal in selection.refusals]
+    write_csv(grades, args.out / "grades.csv")
+    write_feedback(grades, args.out / "feedback")
+    echo(summary(grades, time.monotonic() - start, args.jobs, isolation))
+    echo(f"Wrote {args.out / 'grades.csv'} and {args.out / 'feedback'}/")
+    return grades
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m course.grade", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("submissions", type=Path,
+                        help="folder of learner folders (alice/01_kernels_in_python.ipynb) or an nbgrader "
+                             "course's submitted/<learner>/<assignment>/ tree")
+    parser.add_argument("--out", type=Path, default=Path("graded"), help="where to write (default: graded/)")
+    parser.add_argument("--sources", type=Path, default=DEFAULT_SOURCES,
+                        help="the source notebooks with solutions and hidden tests (default: solutions/)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds per check call (default: from the reference solution's times)")
+    parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, help="memory limit per worker")
+    parser.add_argument("--max-notebook-mb", type=int, default=DEFAULT_NOTEBOOK_MB,
+                        help="larger notebooks are refused (default: %(default)s)")
+    parser.add_argument("--sandbox", choices=("auto", "bwrap", "off"), default="auto",
+                        help="confine workers with bubblewrap: auto (where it works, else say what is not "
+                             "isolated), bwrap (required) or off")
+    args = parser.parse_args(argv)
+    if not args.submissions.is_dir():
+        parser.error(f"{args.submissions} is not a folder")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        grade_folder(parse_args(argv))
+    except SandboxError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,274 @@
+"""How a worker process is confined: bubblewrap where it works, plain process limits where it does not.
+
+With bubblewrap (``bwrap``, the sandbox under Flatpak), every worker gets new PID, mount, IPC, UTS and network
+namespaces, dies with the grader, and sees only: /usr and the system libraries, the Python installation and
+virtual environment, a read-only staged copy of the course code it needs (``gpusim/``, ``course/`` without
+its kernel ladders, and ``utils.py``; no ``.git``, no ``solutions/``, no ``tests/``, no checkout), its own
+notebook's copy, and private, size-limited /tmp, /var/tmp, /dev/shm and home folders. It runs as an
+unprivileged user: as root, bwrap sets up the mounts and ``setpriv`` then drops to a user id of its own (no
+capabilities, ``no_new_privs``); otherwise a user namespace maps the instructor's account. Killing the
+sandbox's first process ends its PID namespace and every process in it.
+
+Without bubblewrap (macOS, containers without user namespaces, or ``--sandbox off``), a worker is an ordinary
+process in its own session with the same resource limits, run as a user id of its own when the grader is root
+and that user can reach Python; :data:`UNCONFINED` says what that leaves open.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+COURSE_ROOT = Path(__file__).resolve().parents[2]
+STAGED = ("gpusim", "course", "utils.py")  # what a worker imports; nothing else of the course is staged
+NOT_STAGED = (Path("course", "kernels"),)  # the lessons' kernel ladders: no check imports them
+INSIDE_COURSE, INSIDE_HOME = "/course", "/home/learner"
+TMPFS_BYTES = {"/tmp": 128 * 2**20, "/var/tmp": 16 * 2**20, "/dev/shm": 64 * 2**20, INSIDE_HOME: 64 * 2**20}
+SYSTEM_FOLDERS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_CONFIGURATION = ("/etc/ld.so.cache", "/etc/fonts")  # the loader's cache, fontconfig (matplotlib)
+FIRST_UID = 1_900_000_000  # as root, each worker runs as a user id of its own from here (no account needed)
+UID_POOL = 1_000_000
+PROBE_TIMEOUT_S = 60
+
+CONFINED = ("each worker in its own PID, mount, IPC and network namespaces (no network, no unix sockets of "
+            "the host, every process it starts dies with it)",
+            "it sees only the Python installation, the course code it needs and its own notebook: no other "
+            "learner's files, no solutions/, no .git, no output folder",
+            "private /tmp, /var/tmp and /dev/shm, removed with it",
+            "an unprivileged user; memory, file size, process and CPU limits")
+UNCONFINED = ("learner code can read every file its user can read, the course's solutions/ and .git included "
+              "when they are readable, and write wherever that user may",
+              "processes it starts in a new session can outlive the worker and signal other workers of the "
+              "same user",
+              "it shares the network, /tmp and /dev/shm with the machine")
+
+
+Notebook = tuple[str, bytes] | None  # a notebook's file name and bytes, copied into the worker's folder
+
+
+class SandboxError(Exception):
+    """bubblewrap was required (``--sandbox bwrap``) but cannot run here."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """Whether workers run in bubblewrap, and what that does and does not guarantee, in words."""
+
+    sandboxed: bool
+    why_not: str = ""
+    own_user: bool = True  # without bubblewrap: whether each worker runs as a user id of its own
+
+    def statement(self) -> list[str]:
+        if self.sandboxed:
+            return ["Sandbox: bubblewrap: " + "; ".join(CONFINED) + "."]
+        if self.own_user:
+            user = "a user id of its own"
+        elif os.geteuid() == 0:
+            user = ("root, because the Python installation is not readable by other users (learner code can "
+                    "do anything root can)")
+        else:
+            user = "your own user"
+        return [f"WARNING: no sandbox ({self.why_not}). Each worker keeps memory, file size, process and CPU "
+                f"limits and runs as {user}, but is NOT isolated: " + "; ".join(UNCONFINED) + ". Grade "
+                "untrusted submissions only where bubblewrap works (Linux with user namespaces, or as root)."]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What the grader starts for one worker: the command, its environment and the fds it inherits."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    pass_fds: tuple[int, ...]
+    user: int | None  # fallback only: the user id to run as (root grader)
+    cleanup: tuple[Path, ...]  # host folders to remove when the worker is gone
+
+
+def python_folders() -> list[Path]:
+    """The Python installation and virtual environment, as the interpreter names them and resolved."""
+    folders = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix)]
+    folders += [folder.resolve() for folder in folders]
+    kept: list[Path] = []
+    for folder in sorted(set(folders), key=lambda f: len(f.parts)):
+        if not any(folder == k or k in folder.parents for k in kept):
+            kept.append(folder)
+    return [folder for folder in kept if not str(folder).startswith("/usr")]
+
+
+def _open_to_others(folders: list[Path]) -> bool:
+    """Whether another user can enter each folder and every folder above it (pyenv under /root cannot)."""
+    return all(parent.stat().st_mode & stat.S_IXOTH
+               for folder in folders for parent in (folder, *folder.parents))
+
+
+def _private(paths: list[Path]) -> list[str]:
+    """The folders among ``paths`` that a worker would see because Python lives around them."""
+    exposed = []
+    for path in paths:
+        resolved = path.resolve()
+        if any(resolved == folder or folder in resolved.parents for folder in python_folders()):
+            exposed.append(str(path))
+    return exposed
+
+
+def _not_staged(folder: str, names: list[str]) -> set[str]:
+    """The entries of ``folder`` that a staged copy leaves out: caches, hidden files, :data:`NOT_STAGED`."""
+    left_out = set(shutil.ignore_patterns("__pycache__", "*.pyc", ".*")(folder, names))
+    return left_out | {name for name in names if Path(folder, name).relative_to(COURSE_ROOT) in NOT_STAGED}
+
+
+class Stage:
+    """A read-only copy of the course code a worker needs, made once per run."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="gpusim-grade-stage-"))
+        self.course = self.root / "course"
+        for name in STAGED:
+            if (COURSE_ROOT / name).is_dir():
+                shutil.copytree(COURSE_ROOT / name, self.course / name, ignore=_not_staged)
+            else:
+                shutil.copy2(COURSE_ROOT / name, self.course / name)
+        for path in [self.root, *self.root.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+_uids = itertools.count()
+_uid_lock = threading.Lock()
+
+
+def _next_uid() -> int:
+    with _uid_lock:
+        return FIRST_UID + (os.getpid() * 1000 + next(_uids)) % UID_POOL
+
+
+def _environment(extra: dict[str, str]) -> dict[str, str]:
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg",
+           "PYTHONNOUSERSITE": "1", "USER": "learner", "LOGNAME": "learner"}
+    return env | extra
+
+
+def _ancestors(paths: list[str]) -> list[str]:
+    """Every folder above ``paths``, parents first, that bwrap must create open (it makes them 0700)."""
+    folders: list[str] = []
+    for path in paths:
+        for parent in reversed(Path(path).parents):
+            if str(parent) != "/" and str(parent) not in folders:
+                folders.append(str(parent))
+    return folders
+
+
+def _bwrap(stage: Stage, inner: list[str], notebook_fd: int | None, notebook_name: str) -> list[str]:
+    binds = [str(folder) for folder in python_folders()]
+    configuration = [path for path in SYSTEM_CONFIGURATION if os.path.exists(path)]
+    command = ["bwrap", "--die-with-parent", "--new-session"]
+    if os.geteuid() == 0:
+        command += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                    "--unshare-cgroup-try", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add",
+                    "CAP_SETGID"]
+    else:
+        command += ["--unshare-all"]
+    command += ["--ro-bind", "/usr", "/usr"]
+    for folder in SYSTEM_FOLDERS:
+        if os.path.islink(folder):
+            command += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            command += ["--ro-bind", folder, folder]
+    command += ["--proc", "/proc", "--dev", "/dev"]
+    for folder in _ancestors([*binds, *configuration, INSIDE_COURSE, INSIDE_HOME + "/x", "/var/tmp"]):
+        command += ["--perms", "0755", "--dir", folder]
+    for folder, size in TMPFS_BYTES.items():
+        command += ["--perms", "1777", "--size", str(size), "--tmpfs", folder]
+    for path in configuration:
+        command += ["--ro-bind", path, path]
+    command += ["--ro-bind", str(stage.course), INSIDE_COURSE]
+    for folder in binds:
+        command += ["--ro-bind", folder, folder]
+    if notebook_fd is not None:
+        command += ["--perms", "0444", "--ro-bind-data", str(notebook_fd), f"{INSIDE_HOME}/{notebook_name}"]
+    # The folders bwrap made on the way to the binds (/work above a venv, say) belong to the sandbox's user
+    # in a user namespace: read-only, so that only the private temporary folders can be written.
+    command += ["--remount-ro", "/", "--chdir", INSIDE_HOME]
+    if os.geteuid() == 0:
+        uid = _next_uid()
+        command += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
+    return command + ["--", *inner]
+
+
+class Sandbox:
+    """Starts workers, confined as well as this machine allows (see :class:`Isolation`)."""
+
+    def __init__(self, mode: str = "auto", private: list[Path] = ()):
+        """``mode``: "auto" (bubblewrap if it works), "bwrap" (required) or "off". ``private``: folders
+        (sources, submissions, output) that must stay out of a worker's sight."""
+        self.stage = Stage()
+        why_not = "turned off with --sandbox off" if mode == "off" else self._bwrap_problem(list(private))
+        if why_not and mode == "bwrap":
+            self.stage.remove()
+            raise SandboxError(f"--sandbox bwrap, but bubblewrap cannot be used here: {why_not}")
+        self.isolation = Isolation(not why_not, why_not,
+                                   own_user=os.geteuid() == 0 and _open_to_others(python_folders()))
+
+    def _bwrap_problem(self, private: list[Path]) -> str:
+        """Why bubblewrap cannot confine workers here ("" when a trial run works)."""
+        if sys.platform != "linux":
+            return f"bubblewrap needs Linux, and this is {sys.platform}"
+        if shutil.which("bwrap") is None:
+            return "bwrap is not installed (Debian and Ubuntu: apt-get install bubblewrap)"
+        exposed = _private(private + [COURSE_ROOT])
+        if exposed:
+            return f"{', '.join(exposed)} lies inside the Python installation, which workers must see"
+        launch = self._confined([sys.executable, "-I", "-c", "import numpy"], _environment({}), None)
+        try:
+            run = subprocess.run(launch.argv, env=launch.env, cwd=launch.cwd, capture_output=True,
+                                 timeout=PROBE_TIMEOUT_S, start_new_session=True)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"bwrap failed to start ({error})"
+        if run.returncode != 0:
+            return f"bwrap failed ({run.stderr.decode(errors='replace').strip()[-300:]})"
+        return ""
+
+    def launch(self, inner: list[str], env: dict[str, str], notebook: Notebook) -> Launch:
+        """How to start ``inner`` (a Python command line) confined, with ``env`` added to a minimal
+        environment and a read-only copy of ``notebook`` (name, bytes) in its working folder."""
+        if self.isolation.sandboxed:
+            return self._confined(inner, _environment(env), notebook)
+        return self._unconfined(inner, _environment(env), notebook)
+
+    def _confined(self, inner: list[str], env: dict[str, str], notebook: Notebook) -> Launch:
+        fd = None
+        if notebook is not None:
+            fd = os.memfd_create("notebook", os.MFD_CLOEXEC)
+            os.write(fd, notebook[1])
+            os.lseek(fd, 0, os.SEEK_SET)
+        env |= {"HOME": INSIDE_HOME, "PYTHONPATH": INSIDE_COURSE, "TMPDIR": "/tmp",
+                "MPLCONFIGDIR": INSIDE_HOME, "NUMBA_CACHE_DIR": INSIDE_HOME}
+        argv = _bwrap(self.stage, inner, fd, notebook[0] if notebook else "")
+        return Launch(argv, env, "/", (fd,) if fd is not None else (), None, ())
+
+    def _unconfined(self, inner: list[str], env: dict[str, str], notebook: Notebook) -> Launch:
+        home = Path(tempfile.mkdtemp(prefix="gpusim-grade-worker-"))
+        user = _next_uid() if self.isolation.own_user else None
+        if notebook is not None:
+            (home / notebook[0]).write_bytes(notebook[1])
+        if user is not None:
+            for path in [home, *home.iterdir()]:
+                os.chown(path, user, user)
+        env |= {"HOME": str(home), "PYTHONPATH": str(self.stage.course), "TMPDIR": str(home),
+                "MPLCONFIGDIR": str(home), "NUMBA_CACHE_DIR": str(home)}
+        return Launch(inner, env, str(home), (), user, (home,))
+
+    def close(self) -> None:
+        self.stage.remove()

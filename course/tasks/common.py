@@ -1,0 +1,624 @@
+"""The checking machinery behind the exercise notebooks.
+
+A :class:`Task` describes one graded exercise: the cases it is checked on, how to build the inputs of a case,
+how to launch the learner's kernel, the float64 (or exact) reference, the tolerance and the budgets on
+:class:`gpusim.Report` counters. Checking is split in two halves that share only plain data, so that a grader
+can run the first in an untrusted process and the second in a trusted one:
+
+* :func:`run` executes the learner's kernel for one case under ``gpusim`` (with all checks on) and returns a
+  plain dict: the output arrays, the combined report counters, the launch configurations and the error, if
+  any. The kernel goes through :mod:`course.kernelsource` (rebuilt from its source, as a grader rebuilds it
+  in a process of its own) and :mod:`course.compilegate` (Numba's real CUDA compiler must accept it) first.
+  Where the learner writes the launch function, :func:`plan_launches` calls it with a recorder instead of a
+  kernel, and :func:`run` replays the plan: the launch function only chooses launches, it never runs one.
+* :func:`judge` rebuilds the case's inputs itself, computes the reference and returns ``None`` or a message a
+  learner can act on. It never calls learner code.
+
+:func:`check` runs every case, raises :class:`CheckFailed` with the message of the first failure and prints
+one success line otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import traceback
+import warnings
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+import gpusim
+from gpusim.sites import place_name
+
+MAX_SHOWN = 5  # wrong or unwritten elements listed in a message
+KERNEL_TIMEOUT_S = 10.0  # an endless loop in a kernel fails the check instead of hanging the notebook
+NOT_IMPLEMENTED = "NotImplementedError"
+MAX_LAUNCHES = 16  # launches one case may make
+NAN_FILL = "nan"  # Output.fill: a NaN with its own bit pattern, told apart from a NaN the kernel computes
+_FILL_BITS = {np.dtype(np.float32): np.uint32(0x7FC5A5A5), np.dtype(np.float16): np.uint16(0x7E5A),
+              np.dtype(np.float64): np.uint64(0x7FF8A5A5A5A5A5A5)}
+
+
+GENERIC_ERROR_HINTS = {
+    "KernelTimeoutError": f"The check stops a launch after {KERNEL_TIMEOUT_S:g} s, and these inputs need "
+                          f"well under a second: look for a loop whose variable never changes.",
+}
+NAN_HINT = ("NaN comes from 0/0, inf - inf, 0·inf or a NaN input; inf from an overflow (float32 exp() "
+            "overflows above about 88.7) or a division by 0.")
+
+
+class CheckFailed(AssertionError):
+    """A check cell's failure: the message says what failed, for which case, and what to try."""
+
+
+# ----------------------------------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input configuration: named sizes (e.g. ``n=7`` or ``m, k, n``) and a random seed."""
+
+    sizes: tuple[tuple[str, int], ...]
+    seed: int
+
+    @property
+    def params(self) -> dict[str, int]:
+        return dict(self.sizes)
+
+    def label(self) -> str:
+        return ", ".join(f"{name}={value}" for name, value in self.sizes) + f", seed={self.seed}"
+
+
+def make_cases(sizes: Sequence[dict[str, int]], seeds: Sequence[int] = (0, 1, 2)) -> tuple[Case, ...]:
+    """One case per size, cycling through the seeds (so every seed is used once there are enough sizes)."""
+    return tuple(Case(tuple(size.items()), seeds[index % len(seeds)]) for index, size in enumerate(sizes))
+
+
+@dataclass(frozen=True)
+class Output:
+    """A kernel argument the check reads back.
+
+    ``fill`` is written into it before every launch: ``NAN_FILL`` (a NaN with a bit pattern no computation
+    produces) or another sentinel exposes elements the kernel never wrote; ``None`` means the kernel
+    accumulates into it (atomics), so it starts at zero.
+    """
+
+    name: str
+    fill: float | int | str | None = NAN_FILL
+
+
+def fill_output(array: np.ndarray, fill) -> None:
+    """Write an Output's fill into its array before a launch."""
+    if fill is None:
+        array[...] = 0
+    elif fill == NAN_FILL and array.dtype in _FILL_BITS:
+        array.view(_FILL_BITS[array.dtype].dtype)[...] = _FILL_BITS[array.dtype]
+    else:
+        array[...] = math.nan if fill == NAN_FILL else fill
+
+
+def never_written(output: Output, values: np.ndarray) -> np.ndarray:
+    """Where ``values`` still hold the fill the check wrote before the launch (all False when it has none)."""
+    values = np.asarray(values)
+    if output.fill is None:
+        return np.zeros(values.shape, dtype=bool)
+    if output.fill == NAN_FILL:
+        bits = _FILL_BITS.get(values.dtype)
+        return values.view(bits.dtype) == bits if bits is not None else np.isnan(values)
+    if isinstance(output.fill, float) and math.isnan(output.fill):
+        return np.isnan(values)
+    return values == output.fill
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A limit on one gpusim Report counter, summed (or, for the busiest thread and block, maxed) over the
+    case's launches: an upper limit on global reads for a halo stencil, or, with ``at_least``, a floor such
+    as the dynamic shared memory a kernel must use."""
+
+    counter: str  # a field of gpusim.Report: global_loads, max_thread_accesses, dynamic_shared_bytes, ...
+    limit: Callable[[dict[str, int]], int]  # case sizes -> the most (or, at_least, the least) allowed
+    what: str  # words for the counter: "global reads"
+    rule: str  # how the limit is made up: "one per element plus 2*RADIUS halo elements per block"
+    hint: str = ""
+    at_least: bool = False
+
+
+@dataclass(frozen=True)
+class Task:
+    """Everything needed to check one exercise, without any learner code."""
+
+    name: str  # the function the learner writes, as named in the notebook
+    cases: tuple[Case, ...]
+    make_args: Callable[[Case], dict[str, Any]]  # all kernel arguments, in order, outputs included
+    outputs: tuple[Output, ...]
+    reference: Callable[[Case, dict[str, Any]], dict[str, np.ndarray]]  # output name -> expected values
+    configure: Callable[[Case], tuple] | None = None  # (grid, block[, stream, shared bytes]); None: learner's
+    launcher: str = ""  # name of the learner's launch function, when the learner picks the grid
+    launcher_extras: Callable[[Case], tuple] = lambda case: ()  # extra launcher arguments after the kernel's
+    launch_rule: Callable[[Case, list], str | None] | None = None  # learner's launches -> complaint or None
+    exact: bool = False  # integers: compare exactly
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    budgets: tuple[Budget, ...] = ()
+    summary: str = ""  # appended to the success line, e.g. "2 global reads and 1 write per element"
+    hint: str = ""  # shown under wrong values
+    unwritten_hint: str = ("Does your grid cover every element, and does your guard let every valid index "
+                           "through?")
+    error_hints: dict[str, str] = field(default_factory=dict)  # KernelError type name -> extra hint
+    image: Callable[[Case], tuple[int, int]] | None = None  # a flat output that is a picture: its shape
+    nan_hint: str = ""  # shown, after the general one, when the kernel produced NaN or infinity
+    hidden_sizes: tuple[dict[str, int], ...] = ()  # sizes only the hidden tests use
+
+    def with_seeds(self, seeds: Sequence[int]) -> Task:
+        """The hidden tests' task: the same sizes with other seeds, and the hidden sizes."""
+        sizes = [case.params for case in self.cases] + list(self.hidden_sizes)
+        return replace(self, cases=make_cases(sizes, seeds))
+
+
+# ------------------------------------------------------------------------------------------------ untrusted
+
+
+class _RecordingKernel:
+    """Wraps a gpusim kernel: records each launch configuration and combines the launches' counters."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+        self.launches: list[list] = []
+        self.totals: dict[str, int] = {}
+
+    def __getitem__(self, config):
+        grid, block, shared = _config(config)
+        self.launches.append([list(grid), list(block), shared])
+        if len(self.launches) > MAX_LAUNCHES:
+            raise LaunchError(f"more than {MAX_LAUNCHES} launches for one case; the exercise needs one.")
+        launch = self._kernel[config]
+
+        def call(*args):
+            launch(*args)
+            gpusim.report.combine(self.totals, self.kernel_report())
+
+        return call
+
+    def kernel_report(self) -> dict:
+        report = getattr(self._kernel, "report", None)
+        return report.as_dict() if report is not None else {}
+
+
+class LaunchError(Exception):
+    """A launch configuration the machinery refuses before it reaches gpusim (an empty grid)."""
+
+
+def _config(config) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
+    """(grid, block, dynamic shared bytes) of ``k[grid, block]`` or ``k[grid, block, 0, nbytes]``."""
+    if not (isinstance(config, tuple) and len(config) in (2, 3, 4)):
+        raise LaunchError("launch a kernel as kernel[grid, block](...) or "
+                          "kernel[grid, block, 0, shared_bytes](...)")
+    shared = config[3] if len(config) == 4 else 0
+    if isinstance(shared, bool) or not isinstance(shared, (int, np.integer)):
+        raise LaunchError(f"the 4th launch parameter is a number of bytes (an int), not {shared!r}.")
+    grid, block = _dims(config[0]), _dims(config[1])
+    if min(grid) < 1 or min(block) < 1:
+        raise LaunchError(f"grid {grid} of blocks {block}: a dimension is 0, but every dimension needs at "
+                          f"least 1. Round the number of blocks up with cdiv(n, threads_per_block).")
+    return grid, block, int(shared)
+
+
+def _dims(value) -> tuple[int, int, int]:
+    """Grid or block dimensions as (x, y, z) from an int, a tuple or a dim3."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    whole = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
+    if not 1 <= len(values) <= 3 or not whole:
+        raise LaunchError(f"a grid or block is an int or a tuple of 1 to 3 ints, not {value!r}: compute "
+                          f"sizes with cdiv(...) or //, not /.")
+    return (tuple(int(v) for v in values) + (1, 1, 1))[:3]
+
+
+def _error(exc: BaseException) -> dict[str, str]:
+    """A plain description of an exception; NotImplementedError in its chain means an unsolved stub."""
+    chain, current = [], exc
+    while current is not None and len(chain) < 10:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    if any(isinstance(e, NotImplementedError) for e in chain) or NOT_IMPLEMENTED in str(exc):
+        return {"type": NOT_IMPLEMENTED, "message": str(exc)}
+    return {"type": type(exc).__name__, "message": str(exc)}
+
+
+class _Planner:
+    """Stands in for the kernel while the learner's launch function runs: records what it would launch."""
+
+    def __init__(self, args: dict[str, Any]):
+        self._names = {id(value): name for name, value in args.items() if isinstance(value, np.ndarray)}
+        self.launches: list[dict] = []
+
+    def __getitem__(self, config):
+        grid, block, shared = _config(config)
+        if len(self.launches) >= MAX_LAUNCHES:
+            raise LaunchError(f"more than {MAX_LAUNCHES} launches for one case; the exercise needs one.")
+
+        def call(*args):
+            self.launches.append({"grid": list(grid), "block": list(block), "shared": shared,
+                                  "args": [self._argument(position, value) for position, value in
+                                           enumerate(args)]})
+
+        return call
+
+    def _argument(self, position: int, value) -> dict:
+        if id(value) in self._names:
+            return {"arg": self._names[id(value)]}
+        if isinstance(value, (bool, np.bool_)):
+            raise LaunchError(f"argument {position + 1} of the launch is a bool; pass numbers or the arrays "
+                              f"the launch function received.")
+        if isinstance(value, (int, float, np.integer, np.floating)):
+            kind = np.asarray(value).dtype.name if isinstance(value, np.generic) else type(value).__name__
+            return {"value": value.item() if isinstance(value, np.generic) else value, "type": kind}
+        raise LaunchError(f"argument {position + 1} of the launch is {type(value).__name__}, not one of the "
+                          f"arrays the launch function received: pass those arrays themselves (no copies, "
+                          f"views or new arrays), or numbers.")
+
+
+def plan_launches(task: Task, launcher: Callable, case: Case) -> dict:
+    """The launches the learner's launch function makes for one case, as plain data (see :func:`run`):
+    ``{"launches": [{"grid", "block", "shared", "args": [{"arg": name} | {"value", "type"}]}], "error"}``."""
+    args = task.make_args(case)
+    for output in task.outputs:
+        fill_output(args[output.name], output.fill)
+    planner = _Planner(args)
+    try:
+        launcher(planner, *args.values(), *task.launcher_extras(case))
+    except Exception as exc:  # noqa: BLE001 (every learner mistake becomes a message)
+        return {"launches": planner.launches, "error": _error(exc)}
+    return {"launches": planner.launches, "error": None}
+
+
+_SCALAR_TYPES = {"int": int, "float": float, "int32": np.int32, "int64": np.int64, "float32": np.float32,
+                 "float64": np.float64}
+
+
+def _replay_args(plan_args: list[dict], args: dict[str, Any]) -> list:
+    values = []
+    for item in plan_args:
+        if "arg" in item:
+            values.append(args[item["arg"]])
+        else:
+            values.append(_SCALAR_TYPES[item["type"]](item["value"]))
+    return values
+
+
+def _gated_kernel(learner_kernel, arguments: list[list]):
+    """The learner's kernel rebuilt from its source, after Numba's CUDA compiler accepted it for the
+    argument types of each launch (skipped, and the result says so, where the compiler is not installed)."""
+    from course import compilegate, kernelsource
+
+    spec = learner_kernel if isinstance(learner_kernel, dict) else kernelsource.describe(learner_kernel)
+    kernel = kernelsource.rebuild(spec)
+    code = kernel.__code__
+    for values in arguments:
+        if len(values) != code.co_argcount:
+            names = ", ".join(code.co_varnames[:code.co_argcount])
+            raise LaunchError(f"kernel {code.co_name} takes {code.co_argcount} arguments ({names}), but the "
+                              f"launch passes {len(values)}.")
+    available, _ = compilegate.available()
+    if available:
+        for values in arguments:
+            compilegate.compile_kernel(spec, compilegate.signature_of(values))
+    return kernel, available
+
+
+def run(task: Task, learner: dict, case: Case) -> dict:
+    """Run the learner's kernel on one case. Returns plain data only: outputs, report counters, launches,
+    whether Numba's compiler checked the kernel, and the error.
+
+    ``learner["kernel"]`` is the learner's kernel, or its :func:`course.kernelsource.describe` spec (the
+    grader's route). Tasks whose learner picks the launch also give ``learner["launch"]``, the learner's
+    launch function, or ``learner["launches"]``, the plan :func:`plan_launches` made of it.
+    """
+    args = task.make_args(case)
+    for output in task.outputs:
+        fill_output(args[output.name], output.fill)
+    recorder, error, compiled = None, None, None
+    try:
+        if task.configure is None:
+            plan = learner.get("launches") or plan_launches(task, learner["launch"], case)
+            if plan["error"]:
+                return _result(task, args, None, plan["error"], None, plan["launches"])
+            launches = [(tuple(p["grid"]), tuple(p["block"]), 0, p["shared"]) for p in plan["launches"]]
+            arguments = [_replay_args(p["args"], args) for p in plan["launches"]]
+        else:
+            launches, arguments = [task.configure(case)], [list(args.values())]
+        kernel, compiled = _gated_kernel(learner["kernel"], arguments)
+        recorder = _RecordingKernel(gpusim.jit(kernel, check=True, timeout=KERNEL_TIMEOUT_S))
+        with warnings.catch_warnings():  # an overflow is the judge's to report ("produced infinity"), once
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for config, values in zip(launches, arguments, strict=True):
+                recorder[config](*values)
+    except Exception as exc:  # noqa: BLE001 (every learner mistake becomes a message)
+        error = _error(exc)
+    return _result(task, args, recorder, error, compiled)
+
+
+def _result(task: Task, args: dict, recorder, error, compiled, planned=None) -> dict:
+    launches = list(recorder.launches) if recorder else [[p["grid"], p["block"], p["shared"]]
+                                                          for p in planned or []]
+    return {
+        "outputs": {output.name: np.array(args[output.name], copy=True) for output in task.outputs},
+        "report": dict(recorder.totals) if recorder else {},
+        "launches": launches,
+        "compiled": compiled,
+        "error": error,
+    }
+
+
+# -------------------------------------------------------------------------------------------------- trusted
+
+
+def _describe_launch(launch) -> str:
+    grid, block, shared = launch
+
+    def shape(dims, unit):
+        used = list(dims[: max(i + 1 for i, d in enumerate(dims) if d != 1 or i == 0)])
+        count = math.prod(used)
+        text = "×".join(str(d) for d in used)
+        return f"{text} {unit}{'s' if count != 1 else ''}"
+
+    text = f"grid of {shape(grid, 'block')} of {shape(block, 'thread')}"
+    return text + (f", {shared} bytes of dynamic shared memory" if shared else "")
+
+
+def _where(case: Case, result: dict) -> str:
+    launches = result.get("launches") or []
+    if not launches:
+        return case.label()
+    return case.label() + "; " + "; then ".join(_describe_launch(launch) for launch in launches[:3])
+
+
+def _fmt(value) -> str:
+    if isinstance(value, (float, np.floating)):
+        return "NaN" if np.isnan(value) else f"{float(value):.6g}"
+    return str(value)
+
+
+def _index(flat: int, shape: tuple[int, ...]) -> str:
+    return str(flat) if len(shape) == 1 else ", ".join(str(int(i)) for i in np.unravel_index(flat, shape))
+
+
+def _compare(task: Task, output: Output, expected: np.ndarray, got: np.ndarray, subject: str) -> list[str]:
+    """Sentences describing wrong, non-finite and never-written elements of one output (empty when right);
+    `subject` is "your kernel" or "your code"."""
+    name = output.name
+    if got.shape != expected.shape:
+        return [f"`{name}` has shape {got.shape}, but should have shape {expected.shape}."]
+    exp, act = expected.reshape(-1), got.reshape(-1)
+    unwritten = never_written(output, got).reshape(-1)
+    if output.fill not in (None, NAN_FILL):
+        unwritten &= exp != output.fill  # an expected value equal to the sentinel is not "never written"
+    if task.exact:
+        wrong = (act != exp) & ~unwritten
+        produced = np.zeros_like(wrong)
+    else:
+        produced = ~np.isfinite(act.astype(np.float64)) & np.isfinite(exp) & ~unwritten
+        with np.errstate(invalid="ignore", over="ignore"):
+            close = np.isclose(act.astype(np.float64), exp, rtol=task.rtol, atol=task.atol)
+        wrong = ~close & ~unwritten & ~produced
+    lines = []
+    if produced.any():
+        shown = ", ".join(f"{_fmt(act[i])} at [{_index(i, got.shape)}] (expected {_fmt(exp[i])})"
+                          for i in np.flatnonzero(produced)[:MAX_SHOWN])
+        lines.append(f"{subject} produced NaN or infinity in {int(produced.sum())} of {exp.size} elements "
+                     f"of `{name}`, where the right values are finite: {shown}.")
+    if wrong.any():
+        shown = ", ".join(f"[{_index(i, got.shape)}] expected {_fmt(exp[i])}, got {_fmt(act[i])}"
+                          for i in np.flatnonzero(wrong)[:MAX_SHOWN])
+        rule = "exactly" if task.exact else f"|got - expected| <= {task.atol:g} + {task.rtol:g}·|expected|"
+        lines.append(f"{int(wrong.sum())} of {exp.size} elements of `{name}` are wrong ({rule}). "
+                     f"First: {shown}.")
+    if unwritten.any():
+        shown = ", ".join(f"[{_index(i, got.shape)}]" for i in np.flatnonzero(unwritten)[:MAX_SHOWN])
+        still = "the NaN" if output.fill == NAN_FILL else repr(output.fill)
+        lines.append(
+            f"{int(unwritten.sum())} of {exp.size} elements of `{name}` still hold {still} the check put "
+            f"there before the launch: they were never written (or were computed from an element that was "
+            f"never written). First: {shown}."
+        )
+    return lines
+
+
+def _error_message(task: Task, where: str, error: dict) -> str:
+    kind, message = error["type"], error["message"]
+    if kind == NOT_IMPLEMENTED:
+        return (f"{task.name}: not implemented yet. Replace `raise NotImplementedError()` in the "
+                f"solution cell with your code, run that cell, then run this check again.")
+    if kind == "LaunchError":
+        return f"{task.name} was launched wrongly for {where}: {message}"
+    if kind == "CompileError":
+        return (f"{task.name}: Numba's CUDA compiler, which turns your kernel into GPU code, refuses it "
+                f"({where}):\n{message}")
+    if kind == "KernelSourceError":
+        return f"{task.name}: the check cannot take your kernel as it is written: {message}"
+    hint = task.error_hints.get(kind, GENERIC_ERROR_HINTS.get(kind, ""))
+    error_class = getattr(gpusim, kind, None)
+    is_kernel_error = isinstance(error_class, type) and issubclass(error_class, gpusim.KernelError)
+    what = "gpusim stopped the kernel" if is_kernel_error else "your code raised an exception"
+    text = f"{task.name} failed for {where}: {what}, {kind}:\n{message}"
+    return text + (f"\nIn this exercise: {hint}" if hint else "")
+
+
+def _budget_message(task: Task, where: str, params: dict, report: dict) -> str | None:
+    for budget in task.budgets:
+        used, limit = report.get(budget.counter), budget.limit(params)
+        if used is None:
+            return f"{task.name}: the check could not read `{budget.counter}` from gpusim's report."
+        if used < limit if budget.at_least else used > limit:
+            bound = "the task asks for at least" if budget.at_least else "the budget is"
+            text = (f"{task.name} computes the right values for {where}, but it used {used} {budget.what}; "
+                    f"{bound} {limit} ({budget.rule}).")
+            return text + (f"\nHint: {budget.hint}" if budget.hint else "")
+    return None
+
+
+def judge(task: Task, case: Case, result: dict) -> str | None:
+    """The learner-facing message for one case's result, or None when it passes. Never runs learner code."""
+    where = _where(case, result)
+    if result.get("error"):
+        return _error_message(task, where, result["error"])
+    if task.configure is None and not result.get("launches"):
+        return (f"{task.name}: {task.launcher} never launched the kernel for {case.label()}. "
+                f"Call kernel[grid, block](...) in it.")
+    if task.launch_rule is not None:
+        complaint = task.launch_rule(case, result["launches"])
+        if complaint:
+            return f"{task.name}: {task.launcher} launched the kernel wrongly for {where}: {complaint}"
+    expected = task.reference(case, task.make_args(case))
+    lines = []
+    subject = "your kernel" if result.get("launches") else "your code"
+    for output in task.outputs:
+        got = np.asarray(result["outputs"].get(output.name))
+        lines += _compare(task, output, np.asarray(expected[output.name]), got, subject)
+    if lines:
+        hints = []
+        if any("produced NaN" in line for line in lines):
+            hints.append(NAN_HINT + (f" {task.nan_hint}" if task.nan_hint else ""))
+        if any("are wrong" in line for line in lines) and task.hint:
+            hints.append(task.hint)
+        if any("never written" in line for line in lines) and task.unwritten_hint:
+            hints.append(task.unwritten_hint)
+        text = f"{task.name} gives wrong results for {where}:\n" + "\n".join(f"- {line}" for line in lines)
+        return text + "".join(f"\nHint: {hint}" for hint in hints)
+    return _budget_message(task, where, case.params, result.get("report") or {})
+
+
+def _size_range(cases: Sequence[Case]) -> str:
+    ranges = []
+    for name, _ in cases[0].sizes:
+        values = [case.params[name] for case in cases]
+        ranges.append(f"{name}={min(values)}..{max(values)}")
+    return ", ".join(ranges)
+
+
+MAX_DRAWN = 4096  # outputs larger than this are described in words only
+
+
+def wrong_output_view(task: Task, case: Case, result: dict):
+    """A picture of the first wrong output next to the expected one, never-written elements crossed out
+    (a gpusim.viz view), or None when the result has no wrong values to draw or is too large."""
+    if result.get("error"):
+        return None
+    from gpusim import viz
+
+    expected = task.reference(case, task.make_args(case))
+    for output in task.outputs:
+        got, want = np.asarray(result["outputs"][output.name]), np.asarray(expected[output.name])
+        if got.shape != want.shape or got.size > MAX_DRAWN or got.ndim > 2:
+            continue
+        written = None if output.fill is None else ~never_written(output, got)
+        with np.errstate(invalid="ignore", over="ignore"):
+            right = (got == want) if task.exact else np.isclose(got.astype(np.float64), want,
+                                                                 rtol=task.rtol, atol=task.atol)
+        if not right.all():
+            image = task.image(case) if task.image is not None else None
+            return viz.output_diff(got, want, written, name=output.name, rtol=task.rtol, atol=task.atol,
+                                   image=image)
+    return None
+
+
+def _show(view) -> None:
+    """Display a figure when running inside Jupyter; elsewhere (tests, graders, scripts) do nothing."""
+    shell = sys.modules.get("IPython")
+    if view is not None and shell is not None and shell.get_ipython() is not None:
+        from IPython.display import display
+
+        display(view)
+
+
+def check(task: Task, learner: dict[str, Callable], *, quiet: bool = False) -> None:
+    """Run and judge every case; raise CheckFailed on the first failure (in a notebook, with a picture of a
+    wrong output), else print one success line."""
+    compiled = set()
+    for case in task.cases:
+        result = run(task, learner, case)
+        compiled.add(result["compiled"])
+        message = judge(task, case, result)
+        if message:
+            _show(wrong_output_view(task, case, result))
+            raise CheckFailed(message)
+    if not quiet:
+        print(_success_line(task, compiled))
+
+
+def _success_line(task: Task, compiled=frozenset()) -> str:
+    seeds = ", ".join(str(seed) for seed in sorted({case.seed for case in task.cases}))
+    line = f"✓ {task.name}: {len(task.cases)} cases passed ({_size_range(task.cases)}; seeds {seeds})"
+    line += f", {task.summary}." if task.summary else "."
+    if False in compiled:
+        line += (" Not compiled: Numba's CUDA compiler (the nvidia-cuda-nvrtc and nvidia-nvvm packages) is "
+                 "not installed here, so a kernel a GPU would refuse can still pass this check.")
+    elif True in compiled:
+        line += " Numba's CUDA compiler accepts the kernel."
+    return line
+
+
+@contextmanager
+def try_it():
+    """For "Try it" cells of exercise notebooks: an unsolved stub or a bug prints one line saying what to do
+    (and where, for a Python error), never a traceback."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 (a try-it cell reports, it never fails)
+        if _error(exc)["type"] == NOT_IMPLEMENTED:
+            print("Not written yet: replace `raise NotImplementedError()` in the cell above with your code, "
+                  "run that cell, then run this one again.")
+        elif isinstance(exc, gpusim.KernelError):
+            print(f"{type(exc).__name__}: {exc}")
+        else:
+            frames = [f for f in traceback.extract_tb(exc.__traceback__) if "site-packages" not in f.filename
+                      and "/gpusim/" not in f.filename]
+            where = f" (at {place_name(frames[-1].filename, frames[-1].lineno)})" if frames else ""
+            print(f"{type(exc).__name__}{where}: {exc}")
+
+
+# ------------------------------------------------------------------------------ plain-Python exercises
+
+def run_function(task: Task, function: Callable, case: Case, call: Callable) -> dict:
+    """``common.run`` for a plain-Python task: ``call(function, args)`` returns the outputs, in task order.
+
+    Returns the same plain dict as ``common.run`` (no launches, no report), so ``common.judge`` can compare.
+    """
+    args = task.make_args(case)
+    outputs, error = {}, None
+    try:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # the message says it instead
+            returned = call(function, args)
+        returned = returned if len(task.outputs) > 1 else (returned,)
+        if not isinstance(returned, tuple) or len(returned) != len(task.outputs):
+            raise TypeError(f"{task.name} should return {len(task.outputs)} values "
+                            f"({', '.join(o.name for o in task.outputs)}), not {type(returned).__name__}")
+        for output, value in zip(task.outputs, returned, strict=True):
+            if value is None:
+                raise TypeError(f"{task.name} returned None for `{output.name}`: did you forget `return`?")
+            outputs[output.name] = np.array(value, dtype=np.float64, copy=True)
+    except Exception as exc:  # noqa: BLE001 (every learner mistake becomes a message)
+        error = _error(exc)
+    for output in task.outputs:
+        outputs.setdefault(output.name, np.full(0, np.nan))
+    return {"outputs": outputs, "report": {}, "launches": [], "error": error}
+
+
+def check_function(task: Task, function: Callable, call: Callable, extra: Callable | None = None,
+                   quiet: bool = False) -> None:
+    """``common.check`` for a plain-Python task. ``extra(case, function)`` may return a further message."""
+    if not callable(function):
+        raise CheckFailed(f"{task.name}: pass your function itself, not {type(function).__name__}.")
+    for case in task.cases:
+        message = judge(task, case, run_function(task, function, case, call))
+        if message is None and extra is not None:
+            message = extra(case, function)
+        if message:
+            raise CheckFailed(message)
+    if not quiet:
+        print(_success_line(task))
+

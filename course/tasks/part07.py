@@ -1,0 +1,454 @@
+"""Checks for exercise notebook 07 (FlashAttention): the tiled forward pass in NumPy (output and logsumexp,
+never an N×N array), then a Numba kernel with K/V tiles in shared memory, non-causal and causal.
+
+Kernel layout: q, k, v and o are (heads, N, HEAD_DIM) float32 arrays, lse is (heads, N); the grid is
+(cdiv(N, TILE), heads) and a block has TILE threads, one per query row. The kernel receives only these O(N)
+buffers; module-level arrays are read-only constants (Numba's compiler refuses a write to one), the budgets on
+gpusim's counters check that K and V are read once per query tile (and, when causal, only up to the
+diagonal), that shared memory holds one K/V tile and no thread does the others' share, and a look at the
+kernel's source checks that its ``cuda.local.array`` s do not grow with N. The NumPy task receives k and v as
+:class:`~course.tasks.part06.ChunkedReader` s, readable one key tile at a time and each key row once per query
+tile; its memory is checked by how it grows between two sequence lengths.
+
+The inputs give each query row a family that breaks a shortcut (:func:`attention_inputs`): scores that rise
+with the key (the maximum is the last key, or, when causal, the diagonal with every masked key above it),
+that fall, that all lie below -200, that spike by 200 at the last key, that are constant (±150, 0), that are
+loud (tens to a hundred) or moderate.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import tracemalloc
+
+import numpy as np
+
+from .common import Budget, Case, CheckFailed, Output, Task, _error, check, check_function, judge, make_cases
+from .part06 import ChunkedReader
+
+HEAD_DIM = 8  # d of the kernel tasks (a compile-time constant of the kernel)
+TILE = 16  # query rows per block = key rows per shared-memory tile = threads per block
+MEMORY_SIZES = (512, 2048)  # sequence lengths of the NumPy task's memory check
+MEMORY_D = 2  # small d and a large query tile: O(N·d) memory grows slowly, a tile_q × N block fast
+MEMORY_TILES = (256, 16)  # tile_q, tile_k of the memory check
+GAP = 30.0  # score step between keys of a rising or falling row: the top key outweighs the next by e^30
+SPIKE = 200.0
+DEEP = -230.0
+SHARED_BUDGET = 4 * (2 * TILE * HEAD_DIM + TILE * TILE)  # bytes: the K and V tiles, one TILE×TILE of scores
+LOCAL_BUDGET = 4 * HEAD_DIM + 2 * TILE  # elements of cuda.local.array per thread
+
+
+def _cdiv(a: int, b: int) -> int:
+    return (a + b - 1) // b
+
+
+def attention64(q, k, v, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Reference attention in float64 for (..., N, d) arrays: the output and the logsumexp of each row."""
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        n = q.shape[-2]
+        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    m = scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores - m)
+    total = e.sum(axis=-1, keepdims=True)
+    return (e / total) @ v, (m + np.log(total))[..., 0]
+
+
+# ------------------------------------------------------------------------------------------------ inputs
+
+ROW_FAMILIES = ("moderate", "loud", "rising", "falling", "deep", "spike", "constant")
+_RAMP, _SPIKE_DIM = 0, 1  # key dimensions: k[j, 0] = j, k[j, 1] = 1 for the last key only, k[j, d-1] = 1
+
+
+def attention_inputs(n: int, d: int, seed: int, salt: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """float32 q, k, v of one head, (n, d) each, d >= 4. The keys carry three fixed dimensions, a ramp
+    (k[j, 0] = j), a marker of the last key (k[j, 1]) and a constant 1 (k[j, d-1]); the rest is random.
+    Each query row takes one of ROW_FAMILIES (a seeded shuffle: 7 or more rows hold all of them) and uses
+    the fixed dimensions to set its scores s_j = q·k_j / sqrt(d):
+
+    * rising: s_j = 30·j, the maximum is the last key (in causal attention the diagonal, every masked key
+      scoring more); falling: s_j = -30·j, the maximum is the first key;
+    * deep: rising, shifted so that every score lies below -230 (a max that starts at 0 underflows);
+    * spike: moderate scores, 200 higher at the last key (a max taken too early overflows);
+    * constant: the same score, 150, -150 or 0, for every key; loud: random scores of tens to a hundred;
+      moderate: random scores of a few units.
+
+    Scores that are large are far apart (30 between the top two), so float32 rounding in the score does not
+    reach the tolerance; scores that are close are small.
+    """
+    rng = np.random.default_rng([seed, salt, n, d])
+    scale = 1.0 / math.sqrt(d)
+    bias, free = d - 1, slice(2, d - 1)
+    k = np.zeros((n, d))
+    k[:, _RAMP] = np.arange(n)
+    k[n - 1, _SPIKE_DIM] = 1.0
+    k[:, bias] = 1.0
+    k[:, free] = rng.uniform(-1.0, 1.0, (n, d - 3))
+    q = np.zeros((n, d))
+    order = rng.permutation(len(ROW_FAMILIES))
+    for i in range(n):
+        family = ROW_FAMILIES[order[i % len(order)]]
+        if family in ("moderate", "loud", "spike"):
+            q[i, free] = rng.uniform(-1.0, 1.0, d - 3) * (60.0 if family == "loud" else 2.0)
+        if family == "spike":
+            q[i, _SPIKE_DIM] = SPIKE / scale
+        elif family in ("rising", "falling", "deep"):
+            q[i, _RAMP] = (GAP if family != "falling" else -GAP) / scale
+            q[i, bias] = (DEEP - GAP * (n - 1)) / scale if family == "deep" else 0.0
+        elif family == "constant":
+            q[i, bias] = (150.0, -150.0, 0.0)[int(rng.integers(3))] / scale
+    v = rng.uniform(-1.0, 1.0, (n, d))
+    return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------- NumPy forward
+
+def _numpy_args(case: Case) -> dict:
+    p = case.params
+    q, k, v = attention_inputs(p["n"], p["d"], case.seed, 1)
+    for a in (q, k, v):
+        a.flags.writeable = False
+    return {"q": q, "k": k, "v": v, "tile_q": p["tile_q"], "tile_k": p["tile_k"]}
+
+
+def _numpy_reference(case: Case, args: dict) -> dict:
+    o, lse = attention64(args["q"], args["k"], args["v"])
+    return {"o": o, "lse": lse}
+
+
+# (n, d, tile_q, tile_k): n = 1, tiles of 1, tiles that do not divide n, tile_q != tile_k, tiles longer than
+# the sequence, d the largest dimension, n past 128
+NUMPY_SIZES = ((1, 4, 4, 4), (5, 8, 2, 3), (16, 8, 4, 4), (37, 16, 8, 5), (64, 8, 16, 32), (100, 4, 32, 7),
+               (33, 8, 64, 64), (7, 4, 1, 1), (3, 16, 2, 2), (131, 8, 16, 13))
+FLASH_NUMPY = Task(
+    name="flash_attention_numpy",
+    cases=make_cases([{"n": n, "d": d, "tile_q": tq, "tile_k": tk} for n, d, tq, tk in NUMPY_SIZES]),
+    make_args=_numpy_args,
+    outputs=(Output("o", fill=None), Output("lse", fill=None)),
+    reference=_numpy_reference,
+    configure=lambda case: None,  # no launch: a plain function
+    rtol=1e-4,
+    atol=1e-5,
+    summary="O and logsumexp equal float64 attention within rtol 1e-4 on scores built to overflow or "
+            f"underflow exp, and memory that grows as O(N·d) (N = {MEMORY_SIZES[0]} and {MEMORY_SIZES[1]})",
+    hint="For each query tile keep m (running row max, starting at -inf), l (running row sum) and acc "
+         "(unnormalised output). For each key tile: s = scale·q_tile @ k_tileᵀ; "
+         "m_new = max(m, s.max(axis=1)); alpha = exp(m - m_new); p = exp(s - m_new[:, None]); "
+         "l = alpha·l + p.sum(axis=1); "
+         "acc = alpha[:, None]·acc + p @ v_tile. "
+         "At the end o = acc / l[:, None] and lse = m + log(l). The last tiles may be partial. NaN or inf: a "
+         "max that is not the true running max of every key seen (exp overflows above 88.7 and underflows "
+         "below -103).",
+    error_hints={"ChunkReadError": "k and v can only be read one key tile at a time, k[k0:k0 + tile_k] and "
+                                   "v[k0:k0 + tile_k], inside the loop over key tiles: the scores of a "
+                                   "query tile against every key at once (q_tile @ k.T) are the block "
+                                   "FlashAttention never builds."},
+    hidden_sizes=tuple({"n": n, "d": d, "tile_q": tq, "tile_k": tk} for n, d, tq, tk in
+                       ((200, 8, 64, 16), (2, 4, 1, 2), (97, 16, 13, 11), (50, 4, 50, 1), (17, 8, 16, 16))),
+)
+
+
+def _judge_kv_reads(case: Case, reads: dict[str, list[int]]) -> str | None:
+    """Trusted half of the method check: every query tile reads each key row of K and V once at most."""
+    p = case.params
+    tiles = _cdiv(p["n"], p["tile_q"])
+    limit = tiles * p["n"] + p["tile_k"]
+    for name, rows in reads.items():
+        if sum(rows) > limit:
+            return (f"flash_attention_numpy gives the right values for {case.label()}, but it read "
+                    f"{sum(rows)} rows of {name}; {tiles} query tile{'s' if tiles > 1 else ''} of N = "
+                    f"{p['n']} keys need {tiles * p['n']} (each query tile reads every key row once).\nHint: "
+                    f"find the "
+                    f"running maximum and the sums in the same pass over the key tiles (the online softmax: "
+                    f"rescale l and acc by exp(m - m_new) when the maximum grows), not in a pass of its own.")
+    return None
+
+
+def _peak_memory(function, n: int) -> dict:
+    """Untrusted half of the memory check: the peak of NumPy allocations while the learner's function runs on
+    a sequence of n (d = MEMORY_D, MEMORY_TILES)."""
+    rng = np.random.default_rng([n, 7])
+    q, k, v = (rng.uniform(-1.0, 1.0, (n, MEMORY_D)).astype(np.float32) for _ in range(3))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        function(q, k, v, *MEMORY_TILES)
+        _, peak = tracemalloc.get_traced_memory()
+        return {"peak": int(peak), "error": None}
+    except Exception as exc:  # noqa: BLE001
+        return {"peak": 0, "error": _error(exc)}
+    finally:
+        tracemalloc.stop()
+
+
+def memory_per_row_budget(d: int) -> int:
+    """Bytes per query row that O(N·d) memory may add: 16 float32 values per element of a row of q, k, v or
+    o (copies, float64 versions, scaled q, kᵀ, ...) plus 64 bytes for per-row values such as m, l and lse."""
+    return 64 * d + 64
+
+
+def _judge_memory(results: list[dict]) -> str | None:
+    """Trusted half: memory must grow like N·d, not like N·tile_q or N²: compare the peaks at two sizes."""
+    for n, result in zip(MEMORY_SIZES, results, strict=True):
+        if result["error"]:
+            error = result["error"]
+            return f"flash_attention_numpy raised {error['type']} at N={n}: {error['message']}"
+    (n1, n2), (p1, p2) = MEMORY_SIZES, (r["peak"] for r in results)
+    per_row, limit = (p2 - p1) / (n2 - n1), memory_per_row_budget(MEMORY_D)
+    if per_row <= limit:
+        return None
+    tile_q, tile_k = MEMORY_TILES
+    return (f"flash_attention_numpy gives the right values, but its memory grows by {per_row:.0f} bytes per "
+            f"query row: {p1 / 2**20:.2f} MiB at its peak for N={n1} and {p2 / 2**20:.2f} MiB for N={n2} "
+            f"(d={MEMORY_D}, tile_q={tile_q}, tile_k={tile_k}). Memory that is O(N·d) (q, k, v, o, lse and a "
+            f"few copies) grows by at most {limit} bytes per row here; a tile_q × N block of scores grows by "
+            f"4·tile_q = {4 * tile_q}, an N × N matrix by 4·N.\nHint: never hold the scores of a query tile "
+            f"against every key (q_tile @ k.T), nor keep the score tiles you have used: only one tile_q × "
+            f"tile_k block of scores at a time, plus m, l and acc for the query tile.")
+
+
+def check_flash_attention_numpy(function, seeds=None) -> None:
+    """Check cell of the NumPy tiled forward: ``function(q, k, v, tile_q, tile_k)`` returns (o, lse); k and v
+    are :class:`ChunkedReader` s that hand out at most tile_k rows at a time."""
+    task = FLASH_NUMPY.with_seeds(seeds) if seeds else FLASH_NUMPY
+    readers = {}
+
+    def call(fn, a):
+        for name in ("k", "v"):
+            readers[name] = ChunkedReader(a[name], a["tile_k"], name, "tile_k")
+        return fn(a["q"], readers["k"], readers["v"], a["tile_q"], a["tile_k"])
+
+    def further(case, fn):
+        message = _judge_kv_reads(case, {name: reader.reads for name, reader in readers.items()})
+        if message or case is not task.cases[-1]:
+            return message
+        return _judge_memory([_peak_memory(fn, n) for n in MEMORY_SIZES])
+
+    check_function(task, function, call, further)
+
+
+# ------------------------------------------------------------------------------------------- kernels
+
+def _kernel_args(case: Case) -> dict:
+    heads, n = case.params["heads"], case.params["n"]
+    q, k, v = (np.empty((heads, n, HEAD_DIM), np.float32) for _ in range(3))
+    for h in range(heads):
+        q[h], k[h], v[h] = attention_inputs(n, HEAD_DIM, case.seed, 2 + h)
+    return {"q": q, "k": k, "v": v, "o": np.empty((heads, n, HEAD_DIM), np.float32),
+            "lse": np.empty((heads, n), np.float32), "scale": np.float32(1.0 / math.sqrt(HEAD_DIM))}
+
+
+def _kernel_reference(causal: bool):
+    def reference(case: Case, args: dict) -> dict:
+        o, lse = attention64(args["q"], args["k"], args["v"], causal=causal)
+        return {"o": o, "lse": lse}
+
+    return reference
+
+
+def _kv_reads(p: dict, causal: bool) -> int:
+    """Global reads of K and V: each query tile reads every key row it needs once (2·HEAD_DIM values)."""
+    n, tiles = p["n"], _cdiv(p["n"], TILE)
+    if not causal:
+        return tiles * 2 * n * HEAD_DIM
+    return sum(2 * HEAD_DIM * min(n, (b + 1) * TILE) for b in range(tiles))
+
+
+def _thread_accesses(p: dict) -> int:
+    """Element accesses one thread needs at most: its query row and output, its share of each tile load, and
+    per key up to 3·HEAD_DIM shared reads (the score, computed twice if the tile's max comes first, and V)
+    plus 2 for a score kept in shared memory."""
+    n = p["n"]
+    return HEAD_DIM * (2 + 4 * _cdiv(n, TILE) + 3 * n) + 2 * n + 8
+
+
+def _budgets(causal: bool) -> tuple[Budget, ...]:
+    rule = ("each query row once (HEAD_DIM values), and per query tile each key row " +
+            ("up to the diagonal tile " if causal else "") + "once from K and once from V")
+    hint = ("Load each K/V tile into shared memory once per block (thread t loads key row start + t), then "
+            "read it from shared memory.")
+    if causal:
+        hint += " Tiles wholly above the diagonal (every key after every query of the block) are not loaded."
+    return (
+        Budget("global_loads", lambda p: p["heads"] * (p["n"] * HEAD_DIM + _kv_reads(p, causal)),
+               "global reads", rule, hint),
+        Budget("global_stores", lambda p: p["heads"] * p["n"] * (HEAD_DIM + 1), "global writes",
+               "one output row (HEAD_DIM values) and one logsumexp per query row",
+               "Accumulate the output in a cuda.local.array and write o and lse once, after the last tile."),
+        Budget("static_shared_bytes", lambda p: SHARED_BUDGET, "bytes of shared memory per block",
+               "one K tile and one V tile of TILE × HEAD_DIM float32, plus at most one TILE × TILE tile of "
+               "scores: shared memory must not grow with N",
+               "Stage one tile of K and V at a time in cuda.shared.array((TILE, HEAD_DIM), float32) and keep "
+               "each row's m, l and accumulator in registers and local arrays; arrays sized for the whole "
+               "sequence are the N-sized buffers FlashAttention exists to avoid."),
+        Budget("max_thread_accesses", _thread_accesses, "element accesses in its busiest thread",
+               "its query row and output, its own key row of each tile (thread t loads row start + t), and "
+               "a few shared reads per key",
+               "One thread did far more than its share: each thread t of the block loads key row start + t "
+               "of K and of V (TILE threads load the TILE rows of a tile together), then every thread "
+               "computes its own query row."),
+        Budget("active_threads", lambda p: p["heads"] * p["n"], "threads that read or wrote memory",
+               "one thread per query row", "Thread t of block (bx, h) handles query row bx·TILE + t of "
+               "head h.", at_least=True),
+    )
+
+
+KERNEL_HINTS = {
+    "RaceError": "Two barriers per K/V tile: one after loading it (nobody reads a half-written tile) and one "
+                 "after the last read of it (nobody overwrites a tile that a slower thread still reads).",
+    "WriteConflictError": "Two threads wrote the same element on the same line: thread t of block (bx, h) "
+                          "writes query row bx·TILE + t of head h and loads key row start + t of the tile.",
+    "BarrierError": "Every thread of the block must reach every cuda.syncthreads(), including threads whose "
+                    "query row is past the end (row >= N): do not `return` early; guard their reads and "
+                    "writes with `if row < n:` instead, and keep them loading K/V rows.",
+    "OutOfBoundsError": "N need not be a multiple of TILE: guard the query row (row < n) and the key row of "
+                        "the tile load (start + t < n), and stop the key loop at the end of the sequence. No "
+                        "array may be sized for a fixed N: the check uses sequences longer than 64.",
+    "UninitializedReadError": "A thread read a shared (or local) element nobody wrote: in the last, partial "
+                              "tile only the first n - start rows are loaded, so only read those.",
+}
+# (heads, n): n = 1, shorter than a tile, one tile, just past tiles, heads the largest dimension, n past 64
+KERNEL_SIZES = ((1, 1), (2, 5), (2, 16), (1, 17), (2, 33), (1, 50), (7, 3), (1, 70))
+KERNEL_HIDDEN_SIZES = ((1, 131), (3, 20), (8, 2))
+
+
+def _kernel_task(name: str, causal: bool) -> Task:
+    return Task(
+        name=name,
+        cases=make_cases([{"heads": h, "n": n} for h, n in KERNEL_SIZES]),
+        make_args=_kernel_args,
+        outputs=(Output("o"), Output("lse")),
+        reference=_kernel_reference(causal),
+        configure=lambda case: ((_cdiv(case.params["n"], TILE), case.params["heads"]), TILE),
+        rtol=1e-4,
+        atol=1e-5,
+        budgets=_budgets(causal),
+        summary=("race-free; K and V read once per query tile" + (" up to the diagonal" if causal else "") +
+                 ", one tile in shared memory, each thread its share; o and lse written once per row; no "
+                 "N-sized buffer"),
+        hint=("Row i of head h: o[h, i] = softmax(scale · q[h, i] · k[h, j] over keys j" +
+              (" <= i" if causal else "") + ") @ v[h], lse[h, i] = log of the sum of exp(scale · q·k_j) "
+              "(natural log, = m + log(l)). When a score raises the running max m to m_new, multiply l AND "
+              "every acc[c] by exp(m - m_new). NaN or inf: a row with no key (l = 0, so log(l) = -inf and "
+              "acc / l = NaN), or a max that is not the true running max of the keys the row sees (exp "
+              "overflows above 88.7 and underflows below -103; start m at -inf" +
+              (", and never let masked keys into it" if causal else "") + ")."),
+        unwritten_hint="Every query row of every head must be written: grid = (cdiv(N, TILE), heads), row = "
+                       "blockIdx.x · TILE + threadIdx.x, head = blockIdx.y.",
+        error_hints=KERNEL_HINTS,
+        hidden_sizes=tuple({"heads": h, "n": n} for h, n in KERNEL_HIDDEN_SIZES),
+    )
+
+
+FLASH_KERNEL = _kernel_task("flash_attention", causal=False)
+FLASH_CAUSAL = _kernel_task("flash_attention_causal", causal=True)
+
+
+# ------------------------------------------------------------------------------- local memory per thread
+
+def local_arrays(kernel) -> list[tuple[str, int, str, int]]:
+    """(function, line, source line, elements) of each ``cuda.local.array`` in the kernel and the device
+    functions it calls, read from its source (:mod:`course.kernelsource`); [] for anything that is not a
+    kernel with readable source (the check itself reports those). Shapes are compile-time constants: ints,
+    tuples and module-level names of them; a shape it cannot work out is left out."""
+    from course import kernelsource
+
+    try:
+        spec = kernel if isinstance(kernel, dict) else kernelsource.describe(kernel)
+        functions = kernelsource.functions_of(spec).values()
+    except Exception:  # noqa: BLE001 (not a kernel, or unreadable: check() reports it)
+        return []
+    found = []
+    for function in functions:
+        lines = function["source"].splitlines()
+        try:
+            tree = ast.parse(function["source"])
+        except SyntaxError:
+            continue
+        names = {**function["globals"], **function["closure"]}
+        for node in ast.walk(tree):
+            if _is_local_array_call(node) and node.args:
+                elements = _constant_elements(node.args[0], names)
+                if elements is not None:
+                    found.append((function["name"], function["firstline"] + node.lineno - 1,
+                                  lines[node.lineno - 1].strip(), elements))
+    return found
+
+
+def _is_local_array_call(node) -> bool:
+    func = node.func if isinstance(node, ast.Call) else None
+    return (isinstance(func, ast.Attribute) and func.attr == "array" and isinstance(func.value, ast.Attribute)
+            and func.value.attr == "local")
+
+
+def _constant_elements(node, names: dict) -> int | None:
+    """Elements of a shape written as ints, tuples, module-level names and + - * // of those; else None."""
+    def value(n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, int):
+            return n.value
+        if isinstance(n, ast.Name) and n.id in names:
+            return _decoded(names[n.id])
+        if isinstance(n, ast.Tuple):
+            parts = [value(e) for e in n.elts]
+            return None if any(p is None for p in parts) else math.prod(parts)
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+            left, right = value(n.left), value(n.right)
+            if left is None or right is None or (isinstance(n.op, ast.FloorDiv) and right == 0):
+                return None
+            return {ast.Add: left + right, ast.Sub: left - right, ast.Mult: left * right,
+                    ast.FloorDiv: left // max(right, 1)}[type(n.op)]
+        return None
+
+    return value(node)
+
+
+def _decoded(item: dict) -> int | None:
+    tag, data = next(iter(item.items()))
+    if tag == "int":
+        return data
+    if tag == "tuple":
+        parts = [_decoded(part) for part in data]
+        return None if any(p is None for p in parts) else math.prod(parts)
+    return None
+
+
+def local_memory_message(name: str, kernel) -> str | None:
+    """A complaint when the kernel's local arrays hold more than LOCAL_BUDGET elements per thread."""
+    arrays = local_arrays(kernel)
+    total = sum(elements for *_, elements in arrays)
+    if total <= LOCAL_BUDGET:
+        return None
+    largest = max(arrays, key=lambda a: a[3])
+    return (f"{name}: its cuda.local.array s hold {total} elements per thread (the largest, in {largest[0]} "
+            f"at line {largest[1]}: `{largest[2]}`, {largest[3]}); the budget is {LOCAL_BUDGET} (a query row "
+            f"and an accumulator of HEAD_DIM each, and two tiles of TILE scores). A thread that keeps a "
+            f"score for every key holds N of them, N × N over the grid: the matrix FlashAttention never "
+            f"stores.\n"
+            f"Hint: keep only the running m and l and the accumulator: fold each key's score into them as it "
+            f"is computed (the online softmax), tile by tile.")
+
+
+def _check_kernel(task: Task, kernel, seeds) -> None:
+    # Best effort, like every check that runs in the learner's process: the source is read as the learner
+    # wrote it; the grader's worker runs this too, before the Task's cases.
+    message = local_memory_message(task.name, kernel)
+    if message:
+        raise CheckFailed(message)
+    check(task.with_seeds(seeds) if seeds else task, {"kernel": kernel})
+
+
+def check_flash_attention(kernel, seeds=None) -> None:
+    """Check cell of the non-causal flash kernel."""
+    _check_kernel(FLASH_KERNEL, kernel, seeds)
+
+
+def check_flash_attention_causal(kernel, seeds=None) -> None:
+    """Check cell of the causal flash kernel."""
+    _check_kernel(FLASH_CAUSAL, kernel, seeds)
+
+
+TASKS = (FLASH_NUMPY, FLASH_KERNEL, FLASH_CAUSAL)
+__all__ = ["HEAD_DIM", "TILE", "CheckFailed", "attention64", "attention_inputs", "check_flash_attention",
+           "check_flash_attention_causal", "check_flash_attention_numpy", "judge"]

@@ -1,0 +1,472 @@
+"""Checks for exercise notebook 09 (languages and many GPUs): two Triton kernels run under Triton's
+interpreter (a masked vector operation and a fused row softmax), the ring-attention step that folds one K/V
+block into a running (max, sum, output), and the striped layout that balances causal ring attention.
+
+The Triton kernels run through :mod:`course.tasks.tritonwatch` (every load and store bounds-checked and
+counted, on tensors with NaN margins and, for the softmax, rows padded like a slice of a wider matrix) and
+:mod:`course.tasks.tritongate` (Triton's own compiler front end must accept them). All four tasks are plain
+calls for :func:`common.check_function`: the call returns the outputs, ``common.judge`` compares them with a
+float64 (or exact) reference, and a further check per case reads the counts and the compiler's verdict.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+
+from .common import Case, CheckFailed, Output, Task, check_function, make_cases
+
+VECTOR_BLOCKS = (64, 128)  # BLOCK values the check launches scaled_add_kernel with
+SENTINEL = -1.0  # written into softmax outputs before the launch: a softmax is never negative
+VECTOR_SENTINEL = 3.0e38  # written into scaled_add outputs: far outside any result
+TRITON_MISSING = ("Triton is not installed here, so this exercise cannot run. It has wheels for Linux on "
+                  "x86-64 (`make lab` installs it there); on other systems read the solution, or run the "
+                  "notebook on a Linux machine.")
+MASK_HINT = ("Lanes past the end must be switched off: compute offsets = pid * BLOCK + tl.arange(0, BLOCK), "
+             "mask = offsets < n, and pass mask= to every tl.load and tl.store.")
+
+
+def _triton():
+    try:
+        import triton
+    except ImportError:
+        raise CheckFailed(TRITON_MISSING) from None
+    return triton
+
+
+def _parameters_as(kernel, task_name: str, expected: tuple[str, ...]) -> None:
+    function = getattr(kernel, "fn", kernel)
+    if not hasattr(kernel, "fn") and not hasattr(kernel, "run"):
+        raise TypeError(f"{task_name} must be a @triton.jit kernel")
+    names = tuple(inspect.signature(function).parameters)
+    if len(names) != len(expected) or names[-1] != expected[-1]:
+        raise TypeError(f"{task_name} must take ({', '.join(expected)}) as the cell declares it, not "
+                        f"({', '.join(names)}): the check launches it with those arguments.")
+
+
+class _Runs:
+    """What the last run of a Triton task left for its further check: the counts of gpusim's watch."""
+
+    def __init__(self):
+        self.counts = {}
+
+
+def _gate(task: Task, kernel, signature: dict, constants: list[dict]) -> str | None:
+    from . import tritongate
+
+    try:
+        tritongate.compile_check(kernel, signature, constants)
+    except tritongate.TritonCompileError as error:
+        return f"{task.name}: {error}"
+    return None
+
+
+def _budget(task: Task, case: Case, used: int, limit: int, what: str, rule: str, hint: str) -> str | None:
+    if used <= limit:
+        return None
+    return (f"{task.name} computes the right values for {case.label()}, but it used {used} {what}; the "
+            f"budget is {limit} ({rule}).\nHint: {hint}")
+
+
+# ------------------------------------------------------------------------------------ scaled_add_kernel
+
+VECTOR_PARAMETERS = ("x_ptr", "y_ptr", "out_ptr", "n", "alpha", "BLOCK")
+
+
+def _vector_args(case: Case) -> dict:
+    rng = np.random.default_rng([case.seed, 1])
+    n = case.params["n"]
+    return {"x": rng.uniform(-10, 10, n).astype(np.float32), "y": rng.uniform(-10, 10, n).astype(np.float32),
+            "alpha": float(rng.choice([2.5, -0.75, 3.0])), "block": case.params["block"]}
+
+
+VECTOR_SIZES = [(1, 64), (5, 128), (63, 64), (64, 64), (65, 64), (127, 128), (128, 128), (129, 128),
+                (1000, 64), (1000, 128)]
+SCALED_ADD = Task(
+    name="scaled_add_kernel",
+    cases=make_cases([{"n": n, "block": b} for n, b in VECTOR_SIZES]),
+    make_args=_vector_args,
+    outputs=(Output("out", fill=VECTOR_SENTINEL),),
+    reference=lambda case, args: {"out": args["alpha"] * args["x"].astype(np.float64) + args["y"]},
+    configure=lambda case: None,  # the check launches the kernel itself
+    rtol=1e-6,
+    atol=1e-5,
+    summary="every access inside the arrays, one tl.load per input per program, each element loaded and "
+            "stored once",
+    hint="out[i] = alpha * x[i] + y[i]. Program pid covers offsets pid * BLOCK + tl.arange(0, BLOCK).",
+    unwritten_hint="The grid has cdiv(n, BLOCK) programs; program pid must write all of its BLOCK offsets "
+                   "below n: offsets = pid * BLOCK + tl.arange(0, BLOCK), with BLOCK the parameter.",
+    error_hints={"OutOfBoundsAccess": MASK_HINT,
+                 "TypeError": "Keep the kernel's parameters as the cell gives them."},
+    hidden_sizes=({"n": 3001, "block": 128}, {"n": 2, "block": 64}),
+)
+
+
+def _run_scaled_add(runs: _Runs):
+    def call(kernel, args):
+        from . import tritonwatch as watch
+
+        triton = _triton()
+        _parameters_as(kernel, SCALED_ADD.name, VECTOR_PARAMETERS)
+        n, block = len(args["x"]), args["block"]
+        out = watch.guarded(np.full(n, VECTOR_SENTINEL, np.float32))
+        arrays = {"x": watch.guarded(args["x"]), "y": watch.guarded(args["y"]), "out": out, "n": n,
+                  "alpha": args["alpha"]}
+        runs.counts = watch.run(kernel, (triton.cdiv(n, block),), arrays, {"BLOCK": block})
+        return out.numpy()
+
+    return call
+
+
+def try_scaled_add(kernel, x, y, alpha: float, block: int) -> np.ndarray:
+    """For a "Try it" cell: out = alpha * x + y by your kernel, on guarded copies of x and y, every access
+    watched (a load past the end is an OutOfBoundsAccess here, not a crash of the notebook's kernel)."""
+    from . import tritonwatch as watch
+
+    triton = _triton()
+    x = np.asarray(x, dtype=np.float32)
+    out = watch.guarded(np.full(len(x), np.nan, np.float32))
+    arrays = {"x": watch.guarded(x), "y": watch.guarded(np.asarray(y, dtype=np.float32)), "out": out,
+              "n": len(x), "alpha": float(alpha)}
+    watch.run(kernel, (triton.cdiv(len(x), block),), arrays, {"BLOCK": block})
+    return out.numpy()
+
+
+def check_scaled_add(kernel, seeds=None) -> None:
+    """Check cell: out = alpha * x + y, launched as kernel[(cdiv(n, BLOCK),)](x, y, out, n, alpha,
+    BLOCK=BLOCK) with BLOCK = 64 or 128."""
+    _triton()
+    task = SCALED_ADD.with_seeds(seeds) if seeds else SCALED_ADD
+    runs = _Runs()
+
+    def further(case, kernel):
+        if case is task.cases[0]:
+            blocks = sorted({c.params["block"] for c in task.cases})
+            message = _gate(task, kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                           "alpha": "fp32"}, [{"BLOCK": b} for b in blocks])
+            if message:
+                return message
+        counts, n = runs.counts, case.params["n"]
+        return (_budget(task, case, counts.stored["out"], n, "element stores to out", "each element once",
+                        "the programs' tiles overlap: program pid must cover pid * BLOCK ... pid * BLOCK + "
+                        "BLOCK - 1, with BLOCK the parameter (the check launches BLOCK = 64 and 128).")
+                or _budget(task, case, counts.max_program_load_calls, 2, "tl.load calls in one program",
+                        "one for the x tile and one for the y tile",
+                        "load the whole tile with one tl.load(x_ptr + offsets, mask=mask): a loop of "
+                        "scalar loads is the one-thread-per-element way of thinking, not Triton's.")
+                or _budget(task, case, counts.loaded["x"] + counts.loaded["y"], 2 * n,
+                           "elements loaded", "each element of x and y once",
+                           "load each tile once and reuse the values."))
+
+    check_function(task, kernel, _run_scaled_add(runs), further)
+
+
+# -------------------------------------------------------------------------------------- softmax_kernel
+
+SOFTMAX_PARAMETERS = ("x_ptr", "out_ptr", "n_cols", "x_row_stride", "out_row_stride", "BLOCK")
+
+
+def softmax_inputs(rows: int, cols: int, seed: int) -> np.ndarray:
+    """float32 logits far from 0 (|x| up to ~330): exp(x) overflows or underflows without the max shift.
+    Row 0 holds its maximum in its last column; one row is constant."""
+    rng = np.random.default_rng([seed, 9])
+    offsets = rng.choice([300.0, -300.0, 120.0, 0.0, 95.0], size=(rows, 1))
+    spreads = rng.choice([1.0, 8.0, 30.0], size=(rows, 1))
+    x = offsets + spreads * rng.uniform(-1.0, 1.0, size=(rows, cols))
+    x[0, -1] = x[0].max() + 5.0
+    if rows > 2:
+        x[rows // 2] = offsets[rows // 2]
+    return x.astype(np.float32)
+
+
+def _softmax_args(case: Case) -> dict:
+    p = case.params
+    return {"x": softmax_inputs(p["rows"], p["cols"], case.seed), "pad": p["pad"]}
+
+
+def _softmax64(x):
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+SOFTMAX_SIZES = [(1, 1, 0), (3, 7, 3), (2, 64, 0), (4, 65, 16), (5, 100, 7), (2, 257, 0), (1, 31, 1),
+                 (3, 128, 128)]
+TRITON_SOFTMAX = Task(
+    name="softmax_kernel",
+    cases=make_cases([{"rows": r, "cols": c, "pad": pad} for r, c, pad in SOFTMAX_SIZES]),
+    make_args=_softmax_args,
+    outputs=(Output("out", fill=SENTINEL),),
+    reference=lambda case, args: {"out": _softmax64(args["x"])},
+    configure=lambda case: None,  # the check launches the kernel itself
+    rtol=1e-5,
+    atol=1e-8,
+    summary="each element of x read once, every access inside the arrays, on logits up to ±330",
+    hint="Row r starts at x_ptr + r * x_row_stride (x is a slice of a wider matrix: its rows are farther "
+         "apart than n_cols). Load the row with mask=cols < n_cols and other=-float('inf') (padding lanes "
+         "must not win the max, and exp(-inf) = 0 keeps them out of the sum), subtract tl.max, exponentiate, "
+         "divide by tl.sum. NaN or inf means exp() overflowed (float32 overflows above about 88.7): subtract "
+         "the max.",
+    unwritten_hint="Program r writes row r: every column below n_cols, at out_ptr + r * out_row_stride + "
+                   "cols.",
+    error_hints={"OutOfBoundsAccess": "Row r of x starts at x_ptr + r * x_row_stride, and only its first "
+                                      "n_cols lanes exist: mask every tl.load and tl.store with "
+                                      "cols < n_cols.",
+                 "TypeError": "Keep the kernel's parameters as the cell gives them."},
+    hidden_sizes=({"rows": 6, "cols": 513, "pad": 9}, {"rows": 2, "cols": 2, "pad": 30}),
+)
+
+
+def _run_softmax(runs: _Runs):
+    def call(kernel, args):
+        from . import tritonwatch as watch
+
+        triton = _triton()
+        _parameters_as(kernel, TRITON_SOFTMAX.name, SOFTMAX_PARAMETERS)
+        x = args["x"]
+        rows, cols = x.shape
+        x_view = watch.guarded_rows(x, cols + args["pad"])
+        out = watch.guarded(np.full((rows, cols), SENTINEL, np.float32))
+        arrays = {"x": x_view, "out": out, "n_cols": cols, "x_row_stride": x_view.stride(0),
+                  "out_row_stride": out.stride(0)}
+        runs.counts = watch.run(kernel, (rows,), arrays, {"BLOCK": triton.next_power_of_2(cols)})
+        return out.numpy()
+
+    return call
+
+
+def try_softmax_kernel(kernel, x) -> np.ndarray:
+    """For a "Try it" cell: softmax(x, axis=1) by your kernel on a guarded copy of x, every access watched."""
+    from . import tritonwatch as watch
+
+    triton = _triton()
+    x = watch.guarded(np.asarray(x, dtype=np.float32))
+    out = watch.guarded(np.full(tuple(x.shape), np.nan, np.float32))
+    arrays = {"x": x, "out": out, "n_cols": x.shape[1], "x_row_stride": x.stride(0),
+              "out_row_stride": out.stride(0)}
+    watch.run(kernel, (x.shape[0],), arrays, {"BLOCK": triton.next_power_of_2(x.shape[1])})
+    return out.numpy()
+
+
+def check_softmax_kernel(kernel, seeds=None) -> None:
+    """Check cell: out = softmax(x, axis=1), launched as kernel[(rows,)](x, out, n_cols, x.stride(0),
+    out.stride(0), BLOCK=next_power_of_2(n_cols))."""
+    _triton()
+    task = TRITON_SOFTMAX.with_seeds(seeds) if seeds else TRITON_SOFTMAX
+    runs = _Runs()
+    triton_blocks = sorted({1 << max(0, (c.params["cols"] - 1).bit_length()) for c in task.cases})
+
+    def further(case, kernel):
+        if case is task.cases[0]:
+            message = _gate(task, kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n_cols": "i32",
+                                           "x_row_stride": "i32", "out_row_stride": "i32"},
+                            [{"BLOCK": b} for b in triton_blocks])
+            if message:
+                return message
+        counts, p = runs.counts, case.params
+        return (_budget(task, case, counts.loaded["x"], p["rows"] * p["cols"], "element loads from x",
+                        "each element once: the softmax is fused",
+                        "load the row once into a tile (BLOCK >= n_cols); tl.max and tl.sum reduce that tile "
+                        "in registers, and the output is computed from it without loading x again.")
+                or _budget(task, case, counts.stored["out"], p["rows"] * p["cols"], "element stores to out",
+                           "each element once", "store the finished row once."))
+
+    check_function(task, kernel, _run_softmax(runs), further)
+
+
+# ------------------------------------------------------------------------------------------- ring_step
+
+def ring_positions(n: int, p: int, layout: str) -> list[np.ndarray]:
+    """The positions each device holds in the check's ring: contiguous blocks or stripes (any n and p)."""
+    if layout == "striped":
+        return [np.arange(r, n, p) for r in range(p)]
+    return np.array_split(np.arange(n), p)
+
+
+def _ring_args(case: Case) -> dict:
+    p = case.params
+    rng = np.random.default_rng([case.seed, 5])
+    loud = (1.0, 40.0, 3000.0)[case.seed % 3]  # scores up to thousands: float32 exp overflows without the max
+    q, k, v = (rng.uniform(-1.0, 1.0, size=(p["n"], p["d"])) for _ in range(3))
+    k[-1] *= 3.0  # the last key stands out: for most queries the max arrives with the last block
+    layout = ("contiguous", "striped")[p["striped"]]
+    orders = [rng.permutation(p["p"]) for _ in range(p["p"])]  # each device meets the blocks in its own order
+    arrays = {"q": (q * loud).astype(np.float32), "k": k.astype(np.float32), "v": v.astype(np.float32)}
+    for a in arrays.values():
+        a.flags.writeable = False
+    return {**arrays, "positions": ring_positions(p["n"], p["p"], layout), "orders": orders,
+            "causal": bool(p["causal"])}
+
+
+def _ring_reference(case: Case, args: dict) -> dict:
+    q, k, v = (np.asarray(args[name], dtype=np.float64) for name in "qkv")
+    scores = q @ k.T / math.sqrt(q.shape[1])
+    if args["causal"]:
+        n = len(q)
+        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    m = scores.max(axis=1, keepdims=True)
+    e = np.exp(scores - m)
+    total = e.sum(axis=1, keepdims=True)
+    return {"o": e / total @ v, "lse": (m + np.log(total))[:, 0]}
+
+
+def _run_ring(function, args):
+    """All devices of the check's ring, interleaved: step by step, every device folds in its next block (in
+    its own random order) with the learner's ring_step. Returns the gathered o and lse."""
+    q, k, v, positions = args["q"], args["k"], args["v"], args["positions"]
+    n, d = q.shape
+    states = {}
+    for r, pos in enumerate(positions):
+        if len(pos):
+            states[r] = (np.full(len(pos), -np.inf), np.zeros(len(pos)), np.zeros((len(pos), d)))
+    for step in range(len(positions)):
+        for r in states:
+            b = int(args["orders"][r][step])
+            if not len(positions[b]):
+                continue  # a device with no positions sends an empty block: nothing to fold in
+            qp, kp = positions[r], positions[b]
+            returned = function(*states[r], q[qp], k[kp], v[kp], qp, kp, args["causal"])
+            states[r] = _state(returned, len(qp), d)
+    o, lse = np.full((n, d), np.nan), np.full(n, np.nan)
+    for r, (m, total, acc) in states.items():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            o[positions[r]] = acc / total[:, None]
+            lse[positions[r]] = m + np.log(total)
+    return o, lse
+
+
+def _state(returned, rows: int, d: int):
+    if not (isinstance(returned, tuple) and len(returned) == 3):
+        raise TypeError(f"ring_step should return the new (m, l, acc), not {type(returned).__name__}")
+    m, total, acc = (np.asarray(x, dtype=np.float64) for x in returned)
+    if m.shape != (rows,) or total.shape != (rows,) or acc.shape != (rows, d):
+        raise TypeError(f"ring_step returned m, l, acc of shapes {m.shape}, {total.shape}, {acc.shape}; for "
+                        f"{rows} query rows of dimension {d} they must be ({rows},), ({rows},), ({rows}, "
+                        f"{d}): the state a device keeps is one max, one sum and one output row per query.")
+    return m, total, acc
+
+
+RING_SIZES = [(8, 2, 4, 0, 0), (8, 2, 4, 1, 0), (12, 3, 8, 1, 0), (12, 3, 8, 1, 1), (13, 4, 8, 1, 1),
+              (10, 4, 4, 0, 1), (17, 3, 16, 1, 0), (5, 5, 4, 1, 1), (1, 1, 4, 1, 0), (30, 4, 8, 1, 1)]
+RING_STEP = Task(
+    name="ring_step",
+    cases=make_cases([{"n": n, "p": p, "d": d, "causal": c, "striped": s} for n, p, d, c, s in RING_SIZES]),
+    make_args=_ring_args,
+    outputs=(Output("o", fill=None), Output("lse", fill=None)),
+    reference=_ring_reference,
+    configure=lambda case: None,  # no launch: a plain function
+    rtol=1e-4,
+    atol=1e-5,
+    summary="O and logsumexp equal float64 attention for random block orders, scores up to thousands, "
+            "causal and not",
+    hint="s = q @ k.T / sqrt(d), with s = -inf where k_pos > q_pos when causal. m_new = max(m, max of s per "
+         "row); alpha = exp(m - m_new); p = exp(s - m_new); l = alpha*l + p.sum(1); acc = alpha*acc + p @ v. "
+         "A row that has seen no key yet has m = -inf: where m_new is -inf use 0 in the exponents "
+         "(exp(-inf - (-inf)) is NaN). The blocks come in any order: the largest score may arrive last. "
+         "ring_step must use only its arguments: the check runs several devices' steps interleaved.",
+    hidden_sizes=({"n": 40, "p": 5, "d": 8, "causal": 1, "striped": 0},
+                  {"n": 21, "p": 2, "d": 4, "causal": 1, "striped": 1}),
+)
+
+
+def check_ring_step(function, seeds=None) -> None:
+    """Check cell: ring_step(m, l, acc, q, k, v, q_pos, k_pos, causal) -> (m, l, acc), folded over every
+    device's K/V blocks in random orders and compared with float64 attention."""
+    task = RING_STEP.with_seeds(seeds) if seeds else RING_STEP
+    check_function(task, function, _run_ring)
+
+
+# ---------------------------------------------------------------------------------------------- stripes
+
+def causal_work(layout: list[np.ndarray]) -> np.ndarray:
+    """work[step, device]: (query, key) pairs with key <= query that a device computes in each ring step."""
+    p = len(layout)
+    work = np.zeros((p, p), dtype=np.int64)
+    for step in range(p):
+        for r in range(p):
+            q, k = layout[r], layout[(r - step) % p]
+            work[step, r] = int((k[None, :] <= q[:, None]).sum())
+    return work
+
+
+def _layout(returned, n: int, p: int) -> list[np.ndarray]:
+    if not isinstance(returned, (list, tuple)) or len(returned) != p:
+        raise TypeError(f"stripes({n}, {p}) should return a list of {p} arrays (one per device), not "
+                        f"{type(returned).__name__}" + (f" of length {len(returned)}"
+                                                         if isinstance(returned, (list, tuple)) else ""))
+    layout = []
+    for r, held in enumerate(returned):
+        held = np.asarray(held)
+        if held.ndim != 1 or (held.size and held.dtype.kind not in "iu"):
+            raise TypeError(f"stripes({n}, {p})[{r}] should be a 1-D array of integer positions, not an "
+                            f"array of shape {held.shape} and type {held.dtype}")
+        layout.append(held.astype(np.int64))
+    return layout
+
+
+def _held(function, args):
+    n, p = args["n"], args["p"]
+    layout = _layout(function(n, p), n, p)
+    every = np.concatenate(layout) if layout else np.zeros(0, np.int64)
+    outside = every[(every < 0) | (every >= n)]
+    if outside.size:
+        raise ValueError(f"stripes({n}, {p}) hands out position {int(outside[0])}, but positions run from 0 "
+                         f"to {n - 1}")
+    return np.bincount(every, minlength=n)
+
+
+STRIPE_SIZES = [(16, 4), (17, 4), (10, 3), (64, 2), (65, 2), (100, 7), (7, 7), (5, 8), (1, 1), (97, 5),
+                (300, 16)]
+STRIPES = Task(
+    name="stripes",
+    cases=tuple(Case((("n", n), ("p", p)), 0) for n, p in STRIPE_SIZES),
+    make_args=lambda case: dict(case.params),
+    outputs=(Output("held", fill=None),),
+    reference=lambda case, args: {"held": np.ones(args["n"])},
+    configure=lambda case: None,
+    exact=True,
+    summary="every position on exactly one device, sizes within 1, and in every ring step the causal work "
+            "of the busiest and the idlest device within ceil(n/p) pairs",
+    hint="`held` counts the devices holding each position: every position 0..n-1 must be on exactly one "
+         "device (0 = on none, 2 = on two). Device r holds r, r + p, r + 2p, ... below n.",
+    hidden_sizes=({"n": 1000, "p": 3}, {"n": 33, "p": 32}, {"n": 129, "p": 8}),
+)
+
+
+def _balance(case: Case, function) -> str | None:
+    n, p = case.params["n"], case.params["p"]
+    layout = _layout(function(n, p), n, p)
+    sizes = [len(held) for held in layout]
+    if max(sizes) - min(sizes) > 1:
+        return (f"stripes({n}, {p}) holds every position once, but the devices hold {sizes} positions: the "
+                f"largest and smallest differ by {max(sizes) - min(sizes)}, and the budget is 1 (n = {n} "
+                f"positions on {p} devices: {n // p} or {n // p + 1} each).\nHint: a layout that is even "
+                f"only when p divides n piles the remainder on one device; stripes r, r + p, ... spread it.")
+    work = causal_work(layout)
+    spread = work.max(axis=1) - work.min(axis=1)
+    limit = -(-n // p)
+    step = int(np.argmax(spread))
+    if spread[step] > limit:
+        busy, idle = int(np.argmax(work[step])), int(np.argmin(work[step]))
+        return (f"stripes({n}, {p}) holds every position once, but it does not balance causal ring "
+                f"attention: in step {step} device {busy} computes {work[step, busy]} (query, key) pairs "
+                f"and device {idle} only {work[step, idle]}; the budget for the difference is ceil(n/p) = "
+                f"{limit}. "
+                f"Work per step (rows: steps, columns: devices):\n{work}\nHint: contiguous blocks leave a "
+                f"device idle whenever its K/V block lies in the future of its queries; interleave the "
+                f"positions (stripes) so every device holds early and late positions alike.")
+    return None
+
+
+def check_stripes(function, seeds=None) -> None:
+    """Check cell: stripes(n, p) -> a list of p arrays, the positions each device holds. (The layout has no
+    randomness: `seeds` only adds the hidden sizes.)"""
+    check_function(STRIPES.with_seeds(seeds) if seeds else STRIPES, function, _held, _balance)
+
+
+TASKS = (SCALED_ADD, TRITON_SOFTMAX, RING_STEP, STRIPES)
+__all__ = ["SENTINEL", "VECTOR_BLOCKS", "CheckFailed", "causal_work", "check_ring_step", "check_scaled_add",
+           "check_softmax_kernel", "check_stripes", "ring_positions", "softmax_inputs", "try_scaled_add",
+           "try_softmax_kernel"]
