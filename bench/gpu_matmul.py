@@ -2,6 +2,11 @@
 
 Usage:  python3 bench/gpu_matmul.py [--n 4096] [--out DIR] [--explore] [--only 4,10,11] [--name STEM]
         python3 bench/gpu_matmul.py --dry-run --n 128 --only 11,12   # the chosen versions, on the CPU
+        python3 bench/gpu_matmul.py --bf16 [--explore] [--only 13,14]  # the tensor-core rungs
+
+--bf16: the tensor-core versions (13 and up, course/kernels/tensorcore.py), bfloat16 A and B, float32
+accumulate and output, against torch.matmul on bfloat16 (cuBLAS, bf16 output); writes
+gpu_matmul_bf16_<device>.json and .txt, with the SASS instruction counts of each kernel.
 
 For each version: correctness against a float64 reference computed on the GPU (relative Frobenius error,
 output poisoned with NaN first), median time over repeats timed with CUDA events after a warm-up call
@@ -92,6 +97,114 @@ def versions(explore):
             f = mm.make_regtile_matmul(**cfg)
             v.append(("x " + ",".join(f"{k}={x}" for k, x in cfg.items()), f, f.kernel, "exploration"))
     return v
+
+
+def versions_bf16(explore):
+    """(name, launch(A, B, C), jitted kernel, what it is) of the tensor-core rungs."""
+    from course.kernels import tensorcore as tc
+
+    v = [
+        ("13 mma.sync, Numba loads", tc.make_mma_matmul_simple(), "probe design: fragments by 32-bit loads"),
+        ("14 + cp.async, ldmatrix", tc.make_mma_matmul(STAGES=1), "1 buffer: copy, wait, compute"),
+        ("15 + 3-stage pipeline", tc.make_mma_matmul(STAGES=3), "1 barrier per K step"),
+        ("16 warp tiles 64x64, 4 stages", tc.make_mma_matmul(WM=64, WN=64, STAGES=4),
+         "4 warps: half the ldmatrix bytes per mma"),
+    ]
+    if explore:
+        for cfg in [
+            dict(STAGES=3, LOADS=False), dict(WM=64, WN=64, STAGES=4, LOADS=False),
+            dict(STAGES=2), dict(STAGES=4), dict(STAGES=3, max_registers=128), dict(STAGES=3, PREFETCH=True),
+            dict(STAGES=3, GROUP=8), dict(BK=64, STAGES=3, PREFETCH=True),
+            dict(WM=64, WN=64, STAGES=4, PREFETCH=True), dict(WM=64, WN=64, STAGES=3),
+            dict(BM=256, BN=128, WM=64, WN=64, STAGES=3), dict(BM=128, BN=256, WM=32, WN=64, STAGES=3),
+        ]:
+            what = "diagnostic: K loop on the first tiles (wrong C)" if "LOADS" in cfg else "exploration"
+            v.append(("x " + ",".join(f"{k}={x}" for k, x in cfg.items()), tc.make_mma_matmul(**cfg), what))
+    return [(name, f, f.kernel, what) for name, f, what in v]
+
+
+def sass_counts(kernel):
+    """How many of the instructions that matter here the kernel's SASS holds (tensor-core HMMA, LDSM,
+    the asynchronous copies LDGSTS, CALL: a call that LTO did not inline), or why none."""
+    try:
+        sass = kernel.inspect_sass()
+        sass = list(sass.values())[0] if isinstance(sass, dict) else sass
+    except Exception as error:  # noqa: BLE001 -- informational only
+        return f"n/a ({type(error).__name__}: {error})"
+    ops = ("HMMA", "LDSM", "LDGSTS", "LDS", "STS", "LDG", "BAR", "CALL", "STL", "LDL")
+    words = [line.split() for line in sass.splitlines()]
+    names = [w.split(".")[0] for ws in words for w in ws if w.split(".")[0] in ops]
+    counts = {op: names.count(op) for op in ops}
+    hmma = [w for ws in words for w in ws if w.startswith("HMMA.")]
+    counts["hmma_forms"] = sorted(set(hmma))
+    return counts
+
+
+def measure_bf16(n=4096, explore=False, only=(), on_row=None):
+    """{meta, results}: the tensor-core versions between two cuBLAS bf16 runs (like `measure`)."""
+    flops = 2.0 * n**3
+    torch.manual_seed(0)
+    A = torch.randn(n, n, device="cuda").to(torch.bfloat16)
+    B = torch.randn(n, n, device="cuda").to(torch.bfloat16)
+    C = torch.empty(n, n, device="cuda", dtype=torch.float32)
+    ref = A.double() @ B.double()
+    ref_norm = torch.linalg.norm(ref).item()
+    meta = dict(device=device_name(), n=n, dtype="bfloat16 in, float32 accumulate", torch=torch.__version__,
+                timing="CUDA events, median of repeats after a warm-up call", flops=flops,
+                error="relative Frobenius error against float64 products of the same bf16 inputs; cuBLAS "
+                      "rounds its output to bf16, the Numba kernels write float32")
+    rows = []
+
+    def partial():
+        cublas = min((r["ms"] for r in rows if r["name"].startswith("cuBLAS")), default=None)
+        for r in rows:
+            if "ms" in r and cublas:
+                r["frac_cublas"] = cublas / r["ms"]
+        return dict(meta=meta, results=rows)
+
+    def record(name, fn, out, kernel, what):
+        out.fill_(float("nan"))
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        warm_s = time.perf_counter() - t0
+        finite = bool(torch.isfinite(out).all())
+        err = torch.linalg.norm(out.double() - ref).item() / ref_norm if finite else float("nan")
+        med, times = time_ms(fn)
+        med2, _ = time_ms(fn, budget_s=0.5, max_reps=10)
+        r = dict(name=name, what=what, ms=med, ms_repeat=med2, tflops=flops / med / 1e9, rel_err=err,
+                 reps=len(times), first_call_s=warm_s)
+        if kernel is not None:
+            r.update(kernel_resources(kernel))
+            r["sass"] = sass_counts(kernel)
+        rows.append(r)
+        print(f"{name:45s} {med:9.3f} ms  {r['tflops']:7.2f} TFLOP/s  err {err:.1e}  "
+              f"regs {r.get('regs_per_thread', '-')}  local {r.get('local_bytes_per_thread', '-')}  "
+              f"{r.get('sass', '')}", flush=True)
+        if on_row:
+            on_row(partial())
+
+    from course.kernels.tensorcore import make_mma_peak
+
+    peak = make_mma_peak()
+    out = torch.empty(peak.threads, device="cuda")
+    peak(out)
+    ms, _ = time_ms(lambda: peak(out))
+    meta["mma_sync_peak_tflops"] = peak.flops / ms / 1e9
+    print(f"mma.sync alone (registers only, 8 chains per warp): {meta['mma_sync_peak_tflops']:.1f} TFLOP/s "
+          f"{sass_counts(peak.kernel)}", flush=True)
+    C16 = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    record("cuBLAS torch.matmul bf16", lambda: torch.matmul(A, B, out=C16), C16, None, "bf16 output")
+    for name, launch, kernel, what in versions_bf16(explore):
+        if not chosen(name, only):
+            continue
+        try:
+            record(name, lambda launch=launch: launch(A, B, C), C, kernel, what)
+        except Exception as e:  # noqa: BLE001 -- a failing version must not stop the others
+            print(f"{name}: FAILED {type(e).__name__}: {e}", flush=True)
+            rows.append(dict(name=name, what=what, error=f"{type(e).__name__}: {e}"))
+    record("cuBLAS torch.matmul bf16 (again)", lambda: torch.matmul(A, B, out=C16), C16, None, "bf16 output")
+    return partial()
 
 
 def chosen(name, only):
@@ -186,7 +299,7 @@ def measure(n=4096, explore=False, only=(), on_row=None):
 def table(data):
     meta, rows = data["meta"], data["results"]
     lines = [
-        f"matmul {meta['n']}^3 float32, TF32 off, on {meta['device']}",
+        f"matmul {meta['n']}^3 {meta['dtype']}{', TF32 off' if 'tf32' in meta else ''}, on {meta['device']}",
         f"{'version':45s} {'ms':>9s} {'TFLOP/s':>8s} "
         f"{'x cuBLAS':>8s} {'rel err':>8s} {'regs':>5s} {'local':>5s}",
     ]
@@ -210,6 +323,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated version numbers or name substrings to run")
     ap.add_argument("--name", default="gpu_matmul", help="stem of the result files: STEM_<device>.json/.txt")
     ap.add_argument("--dry-run", action="store_true", help="run the chosen versions under Numba's simulator")
+    ap.add_argument("--bf16", action="store_true", help="the tensor-core versions, bfloat16 in")
     args = ap.parse_args()
     only = [x.strip() for x in args.only.split(",") if x.strip()]
     if args.dry_run:
@@ -218,8 +332,13 @@ def main():
     def save(partial):
         return write_json(args.out, args.name, partial)
 
-    data = measure(args.n, args.explore, only, on_row=save)
-    path = save(data)
+    if args.bf16:
+        name = args.name if args.name != "gpu_matmul" else "gpu_matmul_bf16"
+        data = measure_bf16(args.n, args.explore, only, on_row=lambda p: write_json(args.out, name, p))
+        path = write_json(args.out, name, data)
+    else:
+        data = measure(args.n, args.explore, only, on_row=save)
+        path = save(data)
     txt = table(data)
     with open(path[: -len(".json")] + ".txt", "w") as f:
         f.write(txt + "\n")

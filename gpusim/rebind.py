@@ -11,6 +11,7 @@ from . import frontends, sites
 from .arrays import TAG_SHIFT
 from .fakecuda import MEMBER_NAMES
 from .gpumath import gpu_function, math_module
+from .linked import model_for
 
 MAX_FUNCTIONS = 255
 
@@ -132,7 +133,7 @@ class Rebinder:
         scalar = numpy_scalar_type(value)
         if scalar is not None:
             return scalar
-        return gpu_function(value) or value
+        return gpu_function(value) or model_for(value) or value
 
     def _module(self, module):
         name = module.__name__

@@ -3,6 +3,10 @@
 ``matmul``    -- C = A @ B in float32, from one thread per output to register tiling.
 ``attention`` -- FlashAttention forward in float32, from one thread per query row to register tiles.
 ``softmax``   -- the fused row softmax, one block per row.
+``attention_backward`` -- FlashAttention backward in float32 (dQ pass, dK/dV pass), by recomputation.
+``tensorcore`` -- bf16 matmul on tensor cores: Numba kernels calling the CUDA C++ functions of ``mma.cu``
+                  (mma.sync, ldmatrix, cp.async), linked with ``cuda.declare_device``.
+``tensorcore_attention`` -- FlashAttention forward on tensor cores, from the same pieces.
 
 The same kernels in the two other languages of Part 9 live beside them: ``cuda_cpp/`` (CUDA C++, built with
 ``torch.utils.cpp_extension.load_inline``) and ``triton_kernels`` (Triton; import it yourself, after setting
@@ -10,7 +14,8 @@ The same kernels in the two other languages of Part 9 live beside them: ``cuda_c
 Import the module you need (``from course.kernels import matmul``): importing the package imports none of
 them, so that a script that needs only ``ring`` does not pay for numba.
 
-Every kernel here also runs under Numba's CPU simulator (``NUMBA_ENABLE_CUDASIM=1``) at tiny sizes, so the
-lessons can show and execute them on a machine without a GPU.  None of them uses warp intrinsics.
+The float32 kernels also run on the CPU at tiny sizes: under Numba's simulator (``NUMBA_ENABLE_CUDASIM=1``),
+or under gpusim for those with warp intrinsics (attention version 6).  Of the tensor-core kernels only
+version 13 runs on the CPU, under gpusim, which stands in for the linked ``mma.sync`` (``gpusim/linked.py``).
 """
 
