@@ -2,6 +2,7 @@
 collectives. Barrier and warp-collective mismatches are found as soon as no thread can move."""
 
 import itertools
+import sys
 import time
 from collections import deque
 
@@ -15,6 +16,9 @@ from .fakecuda import FULL_MASK, WARP_SIZE, Dim3
 from .flags import Flags
 from .spaces import MemorySpaces
 from .warps import WarpCollectives
+
+_getframe = sys._getframe
+TAG = sites.TAG
 
 
 def _trim_to_user_code(exc):
@@ -51,6 +55,7 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         self.main = None
         self.clocks = None
         self.poll_keys = 0
+        self.sync_sites = {}
 
     def run(self):
         current.scheduler = self
@@ -184,15 +189,33 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
     # --- block-wide barriers -------------------------------------------------------------
 
     def syncthreads(self):
-        """cuda.syncthreads(), bound straight into the fake `cuda` module: the hottest switch point."""
+        """cuda.syncthreads(), bound straight into the fake `cuda` module: the hottest switch point. Called
+        from the kernel itself (not a device function), the site is that one frame's instruction, and one
+        tuple per site is shared by all threads so that `_all_at` compares by identity."""
         thread = current.thread
         thread.state = BARRIER
-        thread.site = ("syncthreads", sites.user_stack(2))
+        frame = _getframe(1)
+        back = frame.f_back
+        if TAG in frame.f_globals and (back is None or TAG not in back.f_globals):
+            key = (frame.f_code, frame.f_lasti)
+            site = self.sync_sites.get(key)
+            if site is None:
+                site = self.sync_sites[key] = ("syncthreads", (key,))
+            thread.site = site
+        else:
+            thread.site = ("syncthreads", sites.user_stack(2))
         self.waiting.append(thread)
         queue = self.queue
         if queue and queue[0].glet is not None:
+            # `_enter` inlined; its timeout check is left to the scheduler, which every barrier passes through
             thread = queue.popleft()
-            self._enter(thread)
+            current.thread = thread
+            fake = self.fake
+            fake.threadIdx = thread.idx
+            fake.laneid = thread.lane
+            if self.checked:
+                log = self.log
+                log.segments.extend((len(log.keys), thread.linear, thread.wepoch))
             thread.glet.switch()
         else:
             self.main.switch()
@@ -224,7 +247,10 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
 
     @staticmethod
     def _all_at(site, threads):
-        return all(t.site == site or sites.same_site(t.site, site) for t in threads)
+        for t in threads:
+            if t.site is not site and t.site != site and not sites.same_site(t.site, site):
+                return False
+        return True
 
     def _snapshot(self):
         """When recording, keep a copy of the block's shared arrays at the end of the current phase."""
