@@ -9,15 +9,18 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .arrays import TAG_SHIFT
 from .checker import Checker
 from .context import current
 from .counters import Counters
 from .errors import KernelError, KernelTimeoutError, ResourceError
 from .fakecuda import Dim3, FakeCuda
+from .generators import as_generator
 from .memory import Memory
 from .rebind import Rebinder, python_function
 from .report import Report
 from .scheduler import Scheduler
+from .sites import TAG
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)
@@ -94,6 +97,10 @@ class Kernel:
         fake = FakeCuda(lambda value: rebinder.value(value, None))
         rebinder.fake_cuda = fake
         fn = rebinder.function(self.py_func)
+        generator = as_generator(fn, rebinder.functions(), fake)
+        if generator is not None:
+            memory.codes[fn.__globals__[TAG] >> TAG_SHIFT] = generator.__code__
+            fn = generator
         counters = checker = None
         if self.check:
             counters = Counters(memory)
@@ -101,7 +108,8 @@ class Kernel:
         sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check)
         rng = random.Random(self.seed) if self.schedule == "random" else None
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
-        scheduler = Scheduler(fn, sim_args, grid, block, shared_bytes, fake, memory, checker, rng, deadline)
+        scheduler = Scheduler(fn, sim_args, grid, block, shared_bytes, fake, memory, checker, rng, deadline,
+                              generator=generator is not None)
         scheduler.shared_limit = self.shared_limit
         try:
             with _alarm(self.timeout):

@@ -103,6 +103,10 @@ class Rebinder:
                 new_globals[name] = self.value(new_globals[name], fn.__globals__, name)
         return new_fn
 
+    def functions(self):
+        """Every function rebound so far (the kernel and the device functions it can call)."""
+        return list(self._done.values())
+
     def _cell(self, cell, home_globals, name):
         try:
             contents = cell.cell_contents

@@ -29,11 +29,21 @@ def _trim_to_user_code(exc):
         exc.__traceback__ = tb
 
 
+def _kernel_exception(exc):
+    """KernelException for an exception the kernel raised: who, where, what."""
+    _trim_to_user_code(exc)
+    where = sites.traceback_user_line(exc.__traceback__)
+    place = f" at {sites.describe_line(*where)}" if where else ""
+    return KernelException(f"{who()} raised {type(exc).__name__}{place}: {exc}")
+
+
 class Scheduler(WarpCollectives, MemorySpaces, Flags):
     """Executes one launch; `current.scheduler` points here while it runs."""
 
-    def __init__(self, fn, args, grid, block, dynamic_bytes, fake, memory, checker, rng=None, deadline=None):
+    def __init__(self, fn, args, grid, block, dynamic_bytes, fake, memory, checker, rng=None, deadline=None,
+                 generator=False):
         self.fn = fn
+        self.generator = generator  # fn is a generator function: threads are generators (gpusim.generators)
         self.args = args
         self.grid = grid
         self.block = block
@@ -61,7 +71,7 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         current.scheduler = self
         self.main = getcurrent()
         self.fake.blockDim, self.fake.gridDim = self.block, self.grid
-        self.fake.syncthreads = self.syncthreads
+        self.fake.syncthreads = self._not_here if self.generator else self.syncthreads
         bx, by, bz = self.block
         cells = itertools.product(range(bz), range(by), range(bx))
         self.threads = [SimThread(Dim3(tx, ty, tz), i) for i, (tz, ty, tx) in enumerate(cells)]
@@ -98,6 +108,8 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         self.waiting = []
         self.queue = self._in_run_order(threads)
         try:
+            if self.generator:
+                self._run_generators()
             while True:
                 if self.queue:
                     self._start(self.queue.popleft())
@@ -148,10 +160,7 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         except (KernelError, GreenletExit):
             raise
         except Exception as exc:
-            _trim_to_user_code(exc)
-            where = sites.traceback_user_line(exc.__traceback__)
-            place = f" at {sites.describe_line(*where)}" if where else ""
-            raise KernelException(f"{who()} raised {type(exc).__name__}{place}: {exc}") from exc
+            raise _kernel_exception(exc) from exc
 
     def _worker(self, thread):
         """Greenlet body: run threads that have not started yet, one after another, until one blocks."""
@@ -160,24 +169,69 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         while True:
             thread.glet = me
             returned = fn(*args)
-            if returned is not None:
-                raise KernelError(
-                    f"{who(thread)}: kernel {fn.__name__} returned {returned!r}, but a CUDA kernel cannot "
-                    f"return a value.",
-                    "write results into an output array argument (out[i] = value) and end with a bare "
-                    "`return` or none at all.",
-                )
-            thread.state = DONE
-            self.live -= 1
-            self.exited[thread.warp] |= 1 << thread.lane
+            self._exit(thread, returned)
             if not queue or queue[0].glet is not None:
                 return
             thread = queue.popleft()
             self._enter(thread)
 
+    def _exit(self, thread, returned):
+        """`thread` returned from the kernel."""
+        if returned is not None:
+            raise KernelError(
+                f"{who(thread)}: kernel {self.fn.__name__} returned {returned!r}, but a CUDA kernel cannot "
+                f"return a value.",
+                "write results into an output array argument (out[i] = value) and end with a bare "
+                "`return` or none at all.",
+            )
+        thread.state = DONE
+        self.live -= 1
+        self.exited[thread.warp] |= 1 << thread.lane
+
+    def _run_generators(self):
+        """Run the block's threads as generators that yield at each cuda.syncthreads(): each runnable thread
+        in queue order up to its next barrier or its end, then release the barrier (or say who is stuck)."""
+        fn, args, queue, sync_sites = self.fn, self.args, self.queue, self.sync_sites
+        while True:
+            while queue:
+                thread = queue.popleft()
+                self._enter(thread)
+                gen = thread.glet
+                if gen is None:
+                    gen = thread.glet = fn(*args)
+                try:
+                    gen.send(None)
+                except StopIteration as stop:
+                    self._exit(thread, stop.value)
+                    continue
+                except KernelError:
+                    raise
+                except Exception as exc:
+                    raise _kernel_exception(exc) from exc
+                frame = gen.gi_frame
+                key = (frame.f_code, frame.f_lasti)
+                site = sync_sites.get(key)
+                if site is None:
+                    site = sync_sites[key] = ("syncthreads", (key,))
+                thread.state = BARRIER
+                thread.site = site
+                self.waiting.append(thread)
+            if not self.live:
+                return
+            self._resolve()
+
+    def _not_here(self):
+        raise KernelError(
+            f"{who()} reached a barrier or warp collective that gpusim did not expect: it runs this kernel's "
+            f"threads as generators, which only stop at cuda.syncthreads() statements of the kernel itself.",
+            "this is a gpusim bug; please report it with the kernel.",
+        )
+
     def _switch_away(self):
         """From a blocked thread: hand over to the next suspended thread, or to the scheduler (which also
         starts new greenlets, so that they do not inherit this one's recursion depth)."""
+        if self.generator:
+            self._not_here()
         queue = self.queue
         if not queue or queue[0].glet is None:
             self.main.switch()
