@@ -105,7 +105,8 @@ def _same_function(code, new, cuda_names):
     """Does `new` (compiled from the source file) still match `code` (what Python runs): same variables, names
     and lines? A source file edited since the kernel was defined fails this."""
     def lines(c):  # the lines of its instructions, but for the first line (`@cuda.jit` or `def`)
-        return {line for c2 in _codes(c) for _, _, line in c2.co_lines() if line not in (None, c.co_firstlineno)}
+        skip = (None, c.co_firstlineno)
+        return {line for c2 in _codes(c) for _, _, line in c2.co_lines() if line not in skip}
 
     dropped = set(code.co_names) - set(new.co_names)
     return (new.co_varnames == code.co_varnames and new.co_freevars == code.co_freevars
