@@ -145,6 +145,9 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         fake.laneid = thread.lane
         if self.checked:
             self.log.segments.extend((len(self.log.keys), thread.linear, thread.wepoch))
+        self._check_deadline(thread)
+
+    def _check_deadline(self, thread):
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise KernelTimeoutError(f"the launch ran past its timeout; it stopped in {who(thread)}."
                                      + self.spin_note())
@@ -191,11 +194,18 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
     def _run_generators(self):
         """Run the block's threads as generators that yield at each cuda.syncthreads(): each runnable thread
         in queue order up to its next barrier or its end, then release the barrier (or say who is stuck)."""
-        fn, args, queue, sync_sites = self.fn, self.args, self.queue, self.sync_sites
+        fn, args, queue, sync_sites, fake = self.fn, self.args, self.queue, self.sync_sites, self.fake
+        segments, keys = (self.log.segments, self.log.keys) if self.checked else (None, None)
         while True:
+            if queue:
+                self._check_deadline(queue[0])  # once per barrier, as on greenlets
             while queue:
                 thread = queue.popleft()
-                self._enter(thread)
+                current.thread = thread  # `_enter` without its timeout check
+                fake.threadIdx = thread.idx
+                fake.laneid = thread.lane
+                if segments is not None:
+                    segments.extend((len(keys), thread.linear, thread.wepoch))
                 gen = thread.glet
                 if gen is None:
                     gen = thread.glet = fn(*args)
