@@ -64,10 +64,12 @@ class DeviceArray:
         "dtype",
         "ndim",
         "size",
+        "_vals",
     )
 
     def __init__(self, flat, shape, strides, e0, region, log, byte_offset=0):
         self._flat = flat
+        self._vals = None
         self.shape = tuple(shape)
         self._st = tuple(strides)
         self._e0 = e0
@@ -131,6 +133,8 @@ class DeviceArray:
         if kind == READ:
             return self._flat[e]
         self._flat[e] = value
+        if self._vals is not None:
+            self._vals[e] = self._flat[e]
         return None
 
     def _log(self, e, frame, kind):
@@ -205,6 +209,8 @@ class DeviceArray:
         old = self._flat[e]
         new = op(old, *operands)
         self._flat[e] = new
+        if self._vals is not None:
+            self._vals[e] = self._flat[e]
         return old, new, self._kb + e
 
     def _read_all(self, frame):
@@ -279,6 +285,9 @@ class DeviceArray1D(DeviceArray):
                 la(self._kb + e)
                 la(meta)
                 self._flat[e] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[e] = self._flat[e]
                 return
         except (TypeError, KeyError, OverflowError):
             pass
@@ -320,6 +329,9 @@ class DeviceArray2D(DeviceArray):
                 la(self._kb + e)
                 la(meta)
                 self._flat[e] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[e] = self._flat[e]
                 return
         except (TypeError, ValueError, KeyError, OverflowError):
             pass
@@ -361,6 +373,9 @@ class DeviceArray3D(DeviceArray):
                 la(self._kb + e)
                 la(meta)
                 self._flat[e] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[e] = self._flat[e]
                 return
         except (TypeError, ValueError, KeyError, OverflowError):
             pass
@@ -394,6 +409,9 @@ class Contiguous1D(DeviceArray):
                 la(self._kb + i)
                 la(meta)
                 self._flat[i] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[i] = self._flat[i]
                 return
         except (TypeError, KeyError, OverflowError):
             pass
@@ -433,10 +451,55 @@ class Contiguous2D(DeviceArray):
                 la(self._kb + e)
                 la(meta)
                 self._flat[e] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[e] = self._flat[e]
                 return
         except (TypeError, ValueError, KeyError, OverflowError):
             pass
         self._access(idx, _getframe(1), WRITE, value)
+
+
+class Mirrored1D(Contiguous1D):
+    """A whole 1-D static shared array whose elements are also kept as a list of NumPy scalars (`_vals`, which
+    every write updates): a read takes its element from the list, which is quicker than indexing NumPy."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        try:
+            if 0 <= i < self._n0:
+                f = _getframe(1)
+                meta = self._mr + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + i)
+                la(meta)
+                return self._vals[i]
+        except (TypeError, KeyError, OverflowError):
+            pass
+        return self._access(i, _getframe(1), READ)
+
+
+class Mirrored2D(Contiguous2D):
+    """A whole 2-D static shared array in C order, read from its list of elements (see Mirrored1D)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, idx):
+        try:
+            i, j = idx
+            n1 = self._n1
+            if 0 <= j < n1 and 0 <= i < self._n0:
+                e = i * n1 + j
+                f = _getframe(1)
+                meta = self._mr + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + e)
+                la(meta)
+                return self._vals[e]
+        except (TypeError, ValueError, KeyError, OverflowError):
+            pass
+        return self._access(idx, _getframe(1), READ)
 
 
 class ReadOnlyArray(DeviceArray):
@@ -450,18 +513,23 @@ class ReadOnlyArray(DeviceArray):
 
 _BY_NDIM = {1: DeviceArray1D, 2: DeviceArray2D, 3: DeviceArray3D}
 _CONTIGUOUS = {1: Contiguous1D, 2: Contiguous2D}
+_MIRRORED = {1: Mirrored1D, 2: Mirrored2D}
 
 
-def device_array(flat, shape, strides, e0, region, log, byte_offset=0):
-    """A checked array of the fastest class for its number of dimensions and layout."""
+def device_array(flat, shape, strides, e0, region, log, byte_offset=0, mirror=False):
+    """A checked array of the fastest class for its number of dimensions and layout. mirror=True (for memory
+    that no other array aliases: a static shared array) also keeps the elements in a list for quick reads."""
     if region.readonly:
         return ReadOnlyArray(flat, shape, strides, e0, region, log, byte_offset)
     contiguous = e0 == 0 and len(shape) in _CONTIGUOUS and tuple(strides) == tuple(shape[1:]) + (1,)
     if contiguous:
-        arr = _CONTIGUOUS[len(shape)](flat, shape, strides, e0, region, log, byte_offset)
+        arr = (_MIRRORED if mirror else _CONTIGUOUS)[len(shape)](flat, shape, strides, e0, region, log,
+                                                                 byte_offset)
         arr._n0 = shape[0]
         if len(shape) == 2:
             arr._n1 = shape[1]
+        if mirror:
+            arr._vals = list(flat)
         return arr
     cls = _BY_NDIM.get(len(shape), DeviceArray)
     return cls(flat, shape, strides, e0, region, log, byte_offset)
@@ -471,7 +539,7 @@ def view(parent, shape, strides, e0):
     """A checked view (slice or row) that shares the parent's memory, region and log."""
     cls = ReadOnlyArray if parent.region.readonly else _BY_NDIM.get(len(shape), DeviceArray)
     arr = cls.__new__(cls)
-    for slot in ("_flat", "_kb", "_mr", "_mw", "_la", "region", "dtype"):
+    for slot in ("_flat", "_kb", "_mr", "_mw", "_la", "region", "dtype", "_vals"):
         setattr(arr, slot, getattr(parent, slot))
     arr.shape = tuple(shape)
     arr._st = tuple(strides)
