@@ -78,7 +78,8 @@ def _rewritten_code(fn, cuda_names):
         return None
     barriers = _Barriers(cuda_names)
     tree = barriers.visit(tree)
-    left = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in SWITCHING]
+    left = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in SWITCHING
+            or isinstance(n, ast.Name) and n.id in SWITCHING]  # `from numba.cuda import syncthreads`
     if not barriers.count or left:
         return None
     ast.increment_lineno(tree, first - 1)
