@@ -2,6 +2,7 @@
 resolve to gpusim's simulated versions."""
 
 import dis
+import functools
 import types
 
 import numpy as np
@@ -44,13 +45,14 @@ def _is_dispatcher(value):
     return module.startswith("numba") and isinstance(getattr(value, "py_func", None), types.FunctionType)
 
 
+@functools.lru_cache(maxsize=1024)
 def _names_used(code):
-    """The global names a code object (and the code nested in it) loads."""
+    """The global names a code object (and the code nested in it) loads (cached: every launch asks)."""
     names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names |= _names_used(const)
-    return names
+    return frozenset(names)
 
 
 class _Namespace:
