@@ -99,6 +99,20 @@ class DeviceArray:
     def __setitem__(self, idx, value):
         self._access(idx, _getframe(1), WRITE, value)
 
+    # `a[i]`, `a[i, j]`, `a[i] = v`, `a[i, j] = v` in a kernel that gpusim.sitecalls rewrote: `site` is what
+    # the caller's frame would give (code tag + bytecode offset). The classes below have fast versions.
+    def _r1(self, i, site):
+        return self._access(i, _getframe(1), READ)
+
+    def _r2(self, i, j, site):
+        return self._access((i, j), _getframe(1), READ)
+
+    def _w1(self, value, i, site):
+        self._access(i, _getframe(1), WRITE, value)
+
+    def _w2(self, value, i, j, site):
+        self._access((i, j), _getframe(1), WRITE, value)
+
     def _access(self, idx, frame, kind, value=None):
         """The general path: element access, or a view for slices and partial indices."""
         parts = idx if isinstance(idx, tuple) else (idx,)
@@ -418,6 +432,33 @@ class Contiguous1D(DeviceArray):
         self._access(i, _getframe(1), WRITE, value)
 
 
+    def _r1(self, i, site):
+        try:
+            if 0 <= i < self._n0:
+                la = self._la
+                la(self._kb + i)
+                la(self._mr + site)
+                return self._flat[i]
+        except (TypeError, OverflowError):
+            pass
+        return self._access(i, _getframe(1), READ)
+
+    def _w1(self, value, i, site):
+        try:
+            if 0 <= i < self._n0:
+                la = self._la
+                la(self._kb + i)
+                la(self._mw + site)
+                self._flat[i] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[i] = self._flat[i]
+                return
+        except (TypeError, OverflowError):
+            pass
+        self._access(i, _getframe(1), WRITE, value)
+
+
 class Contiguous2D(DeviceArray):
     """Fastest path: a whole 2-D argument or shared array in C order."""
 
@@ -460,6 +501,37 @@ class Contiguous2D(DeviceArray):
         self._access(idx, _getframe(1), WRITE, value)
 
 
+    def _r2(self, i, j, site):
+        try:
+            n1 = self._n1
+            if 0 <= j < n1 and 0 <= i < self._n0:
+                e = i * n1 + j
+                la = self._la
+                la(self._kb + e)
+                la(self._mr + site)
+                return self._flat[e]
+        except (TypeError, OverflowError):
+            pass
+        return self._access((i, j), _getframe(1), READ)
+
+    def _w2(self, value, i, j, site):
+        try:
+            n1 = self._n1
+            if 0 <= j < n1 and 0 <= i < self._n0:
+                e = i * n1 + j
+                la = self._la
+                la(self._kb + e)
+                la(self._mw + site)
+                self._flat[e] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[e] = self._flat[e]
+                return
+        except (TypeError, ValueError, OverflowError):
+            pass
+        self._access((i, j), _getframe(1), WRITE, value)
+
+
 class Mirrored1D(Contiguous1D):
     """A whole 1-D static shared array whose elements are also kept as a list of NumPy scalars (`_vals`, which
     every write updates): a read takes its element from the list, which is quicker than indexing NumPy."""
@@ -476,6 +548,18 @@ class Mirrored1D(Contiguous1D):
                 la(meta)
                 return self._vals[i]
         except (TypeError, KeyError, OverflowError):
+            pass
+        return self._access(i, _getframe(1), READ)
+
+
+    def _r1(self, i, site):
+        try:
+            if 0 <= i < self._n0:
+                la = self._la
+                la(self._kb + i)
+                la(self._mr + site)
+                return self._vals[i]
+        except (TypeError, OverflowError):
             pass
         return self._access(i, _getframe(1), READ)
 
@@ -502,6 +586,20 @@ class Mirrored2D(Contiguous2D):
         return self._access(idx, _getframe(1), READ)
 
 
+    def _r2(self, i, j, site):
+        try:
+            n1 = self._n1
+            if 0 <= j < n1 and 0 <= i < self._n0:
+                e = i * n1 + j
+                la = self._la
+                la(self._kb + e)
+                la(self._mr + site)
+                return self._vals[e]
+        except (TypeError, OverflowError):
+            pass
+        return self._access((i, j), _getframe(1), READ)
+
+
 class ReadOnlyArray(DeviceArray):
     """A NumPy array a kernel reads from module level or a closure: constant memory, reads only."""
 
@@ -509,6 +607,12 @@ class ReadOnlyArray(DeviceArray):
 
     def __setitem__(self, idx, value):
         raise self._readonly(idx, WRITE, _getframe(1))
+
+    def _w1(self, value, i, site):
+        raise self._readonly(i, WRITE, _getframe(1))
+
+    def _w2(self, value, i, j, site):
+        raise self._readonly((i, j), WRITE, _getframe(1))
 
 
 _BY_NDIM = {1: DeviceArray1D, 2: DeviceArray2D, 3: DeviceArray3D}

@@ -9,16 +9,16 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .arrays import TAG_SHIFT
+from .arrays import TAG_SHIFT, DeviceArray
 from .checker import Checker
 from .context import current
 from .counters import Counters
 from .errors import KernelError, KernelTimeoutError, ResourceError
 from .fakecuda import Dim3, FakeCuda
-from .generators import as_generator
 from .memory import Memory
 from .rebind import Rebinder, python_function
 from .report import Report
+from .rewrite import rewrite
 from .scheduler import Scheduler
 from .sites import TAG
 
@@ -97,19 +97,20 @@ class Kernel:
         fake = FakeCuda(lambda value: rebinder.value(value, None))
         rebinder.fake_cuda = fake
         fn = rebinder.function(self.py_func)
-        generator = as_generator(fn, rebinder.functions(), fake)
-        if generator is not None:
-            memory.codes[fn.__globals__[TAG] >> TAG_SHIFT] = generator.__code__
-            fn = generator
         counters = checker = None
         if self.check:
             counters = Counters(memory)
             checker = Checker(memory, counters, self.trace)
         sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check)
+        names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+        arrays = [name for name, arg in zip(names, sim_args, strict=True) if isinstance(arg, DeviceArray)]
+        tag = fn.__globals__[TAG]
+        fn, generator = rewrite(fn, rebinder.functions(), fake, arrays, tag)
+        memory.codes[tag >> TAG_SHIFT] = fn.__code__
         rng = random.Random(self.seed) if self.schedule == "random" else None
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         scheduler = Scheduler(fn, sim_args, grid, block, shared_bytes, fake, memory, checker, rng, deadline,
-                              generator=generator is not None)
+                              generator=generator)
         scheduler.shared_limit = self.shared_limit
         try:
             with _alarm(self.timeout):
