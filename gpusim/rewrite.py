@@ -19,11 +19,12 @@ def rewrite(fn, device_functions, fake_cuda, arrays, tag):
     """(function to run, whether it is a generator function) for the rebound kernel `fn` of a launch:
     `arrays` names the parameters that received checked arrays (empty for an unchecked launch), `tag` is
     the kernel's code tag."""
-    cuda_names = generators.generator_names(fn, device_functions, fake_cuda)
-    key = (fn.__code__, cuda_names, frozenset(arrays), tag)
+    cuda_names = tuple(sorted(name for name, value in fn.__globals__.items() if value is fake_cuda))
+    generator = generators.generator_names(fn, device_functions, fake_cuda) is not None
+    key = (fn.__code__, cuda_names, generator, frozenset(arrays), tag)
     if key not in _cache:
         _cache[key] = None
-        _cache[key] = _compile(fn.__code__, cuda_names, arrays, tag)
+        _cache[key] = _compile(fn.__code__, cuda_names, generator, arrays, tag)
     code = _cache[key]
     if code is None:
         return fn, False
@@ -32,8 +33,9 @@ def rewrite(fn, device_functions, fake_cuda, arrays, tag):
     return new, bool(code.co_flags & inspect.CO_GENERATOR)
 
 
-def _compile(code, cuda_names, arrays, tag):
-    """The rewritten code object, or None when nothing is gained or it is unsafe."""
+def _compile(code, cuda_names, generator, arrays, tag):
+    """The rewritten code object (a generator's if `generator` and the barriers allow), or None when nothing
+    is gained or it is unsafe. `cuda_names`: the global names of gpusim's `cuda` in the kernel."""
     try:
         lines, first = inspect.getsourcelines(code)
     except (OSError, TypeError):
@@ -45,15 +47,14 @@ def _compile(code, cuda_names, arrays, tag):
     inner.decorator_list = []
     if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(inner)):
         return None
-    generator = False
-    if cuda_names is not None:
+    if generator:
         trial = copy.deepcopy(inner)
         generator = generators.yields_for_barriers(trial, cuda_names)
         if generator:
             tree.body[0] = inner = trial
     placeholders = []
     if arrays:
-        names = sitecalls.array_names(inner, arrays, cuda_names or ())
+        names = sitecalls.array_names(inner, arrays, cuda_names)
         taken = {c for c in _constants(code) if isinstance(c, int)}
         calls = sitecalls.SiteCalls(names, taken)
         inner.body = [calls.visit(statement) for statement in inner.body]
@@ -75,7 +76,7 @@ def _compile(code, cuda_names, arrays, tag):
     module = compile(tree, code.co_filename, "exec")
     found = [c for c in _codes(module) if c.co_name == code.co_name and c is not module
              and c.co_name != "_gpusim_closure"]
-    if len(found) != 1 or not _same_function(code, found[0], cuda_names or ()):
+    if len(found) != 1 or not _same_function(code, found[0], cuda_names):
         return None
     new = found[0]
     if placeholders:

@@ -79,6 +79,11 @@ def array_names(function, arguments, cuda_names):
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             for name in node.names:
                 stored[name] = stored.get(name, 0) + 2
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            stored[node.name] = stored.get(node.name, 0) + 2
+        elif isinstance(node, ast.alias):
+            name = (node.asname or node.name).split(".")[0]
+            stored[name] = stored.get(name, 0) + 2
     every = function.args
     params = {a.arg for a in every.posonlyargs + every.args + every.kwonlyargs}
     params |= {a.arg for a in (every.vararg, every.kwarg) if a is not None}
