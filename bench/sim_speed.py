@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "sim_speed_cpu.txt"
 TILE = 16
 SIZES = (64, 128)
-TARGETS = {"gpusim check=True": 10, "gpusim check=False": 30}
+TARGETS = {"gpusim check=True": 30, "gpusim check=False": 100}
 
 
 @cuda.jit

@@ -64,10 +64,12 @@ class DeviceArray:
         "dtype",
         "ndim",
         "size",
+        "_vals",
     )
 
     def __init__(self, flat, shape, strides, e0, region, log, byte_offset=0):
         self._flat = flat
+        self._vals = None
         self.shape = tuple(shape)
         self._st = tuple(strides)
         self._e0 = e0
@@ -96,6 +98,20 @@ class DeviceArray:
 
     def __setitem__(self, idx, value):
         self._access(idx, _getframe(1), WRITE, value)
+
+    # `a[i]`, `a[i, j]`, `a[i] = v`, `a[i, j] = v` in a kernel that gpusim.sitecalls rewrote: `site` is what
+    # the caller's frame would give (code tag + bytecode offset). The classes below have fast versions.
+    def _r1(self, i, site):
+        return self._access(i, _getframe(1), READ)
+
+    def _r2(self, i, j, site):
+        return self._access((i, j), _getframe(1), READ)
+
+    def _w1(self, value, i, site):
+        self._access(i, _getframe(1), WRITE, value)
+
+    def _w2(self, value, i, j, site):
+        self._access((i, j), _getframe(1), WRITE, value)
 
     def _access(self, idx, frame, kind, value=None):
         """The general path: element access, or a view for slices and partial indices."""
@@ -131,6 +147,8 @@ class DeviceArray:
         if kind == READ:
             return self._flat[e]
         self._flat[e] = value
+        if self._vals is not None:
+            self._vals[e] = self._flat[e]
         return None
 
     def _log(self, e, frame, kind):
@@ -205,6 +223,8 @@ class DeviceArray:
         old = self._flat[e]
         new = op(old, *operands)
         self._flat[e] = new
+        if self._vals is not None:
+            self._vals[e] = self._flat[e]
         return old, new, self._kb + e
 
     def _read_all(self, frame):
@@ -279,6 +299,9 @@ class DeviceArray1D(DeviceArray):
                 la(self._kb + e)
                 la(meta)
                 self._flat[e] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[e] = self._flat[e]
                 return
         except (TypeError, KeyError, OverflowError):
             pass
@@ -320,6 +343,9 @@ class DeviceArray2D(DeviceArray):
                 la(self._kb + e)
                 la(meta)
                 self._flat[e] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[e] = self._flat[e]
                 return
         except (TypeError, ValueError, KeyError, OverflowError):
             pass
@@ -361,6 +387,9 @@ class DeviceArray3D(DeviceArray):
                 la(self._kb + e)
                 la(meta)
                 self._flat[e] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[e] = self._flat[e]
                 return
         except (TypeError, ValueError, KeyError, OverflowError):
             pass
@@ -394,8 +423,38 @@ class Contiguous1D(DeviceArray):
                 la(self._kb + i)
                 la(meta)
                 self._flat[i] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[i] = self._flat[i]
                 return
         except (TypeError, KeyError, OverflowError):
+            pass
+        self._access(i, _getframe(1), WRITE, value)
+
+
+    def _r1(self, i, site):
+        try:
+            if 0 <= i < self._n0:
+                la = self._la
+                la(self._kb + i)
+                la(self._mr + site)
+                return self._flat[i]
+        except (TypeError, OverflowError):
+            pass
+        return self._access(i, _getframe(1), READ)
+
+    def _w1(self, value, i, site):
+        try:
+            if 0 <= i < self._n0:
+                la = self._la
+                la(self._kb + i)
+                la(self._mw + site)
+                self._flat[i] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[i] = self._flat[i]
+                return
+        except (TypeError, OverflowError):
             pass
         self._access(i, _getframe(1), WRITE, value)
 
@@ -433,10 +492,112 @@ class Contiguous2D(DeviceArray):
                 la(self._kb + e)
                 la(meta)
                 self._flat[e] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[e] = self._flat[e]
                 return
         except (TypeError, ValueError, KeyError, OverflowError):
             pass
         self._access(idx, _getframe(1), WRITE, value)
+
+
+    def _r2(self, i, j, site):
+        try:
+            n1 = self._n1
+            if 0 <= j < n1 and 0 <= i < self._n0:
+                e = i * n1 + j
+                la = self._la
+                la(self._kb + e)
+                la(self._mr + site)
+                return self._flat[e]
+        except (TypeError, OverflowError):
+            pass
+        return self._access((i, j), _getframe(1), READ)
+
+    def _w2(self, value, i, j, site):
+        try:
+            n1 = self._n1
+            if 0 <= j < n1 and 0 <= i < self._n0:
+                e = i * n1 + j
+                la = self._la
+                la(self._kb + e)
+                la(self._mw + site)
+                self._flat[e] = value
+                vals = self._vals
+                if vals is not None:
+                    vals[e] = self._flat[e]
+                return
+        except (TypeError, ValueError, OverflowError):
+            pass
+        self._access((i, j), _getframe(1), WRITE, value)
+
+
+class Mirrored1D(Contiguous1D):
+    """A whole 1-D static shared array whose elements are also kept as a list of NumPy scalars (`_vals`, which
+    every write updates): a read takes its element from the list, which is quicker than indexing NumPy."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        try:
+            if 0 <= i < self._n0:
+                f = _getframe(1)
+                meta = self._mr + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + i)
+                la(meta)
+                return self._vals[i]
+        except (TypeError, KeyError, OverflowError):
+            pass
+        return self._access(i, _getframe(1), READ)
+
+
+    def _r1(self, i, site):
+        try:
+            if 0 <= i < self._n0:
+                la = self._la
+                la(self._kb + i)
+                la(self._mr + site)
+                return self._vals[i]
+        except (TypeError, OverflowError):
+            pass
+        return self._access(i, _getframe(1), READ)
+
+
+class Mirrored2D(Contiguous2D):
+    """A whole 2-D static shared array in C order, read from its list of elements (see Mirrored1D)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, idx):
+        try:
+            i, j = idx
+            n1 = self._n1
+            if 0 <= j < n1 and 0 <= i < self._n0:
+                e = i * n1 + j
+                f = _getframe(1)
+                meta = self._mr + f.f_lasti + f.f_globals[TAG]
+                la = self._la
+                la(self._kb + e)
+                la(meta)
+                return self._vals[e]
+        except (TypeError, ValueError, KeyError, OverflowError):
+            pass
+        return self._access(idx, _getframe(1), READ)
+
+
+    def _r2(self, i, j, site):
+        try:
+            n1 = self._n1
+            if 0 <= j < n1 and 0 <= i < self._n0:
+                e = i * n1 + j
+                la = self._la
+                la(self._kb + e)
+                la(self._mr + site)
+                return self._vals[e]
+        except (TypeError, OverflowError):
+            pass
+        return self._access((i, j), _getframe(1), READ)
 
 
 class ReadOnlyArray(DeviceArray):
@@ -447,21 +608,32 @@ class ReadOnlyArray(DeviceArray):
     def __setitem__(self, idx, value):
         raise self._readonly(idx, WRITE, _getframe(1))
 
+    def _w1(self, value, i, site):
+        raise self._readonly(i, WRITE, _getframe(1))
+
+    def _w2(self, value, i, j, site):
+        raise self._readonly((i, j), WRITE, _getframe(1))
+
 
 _BY_NDIM = {1: DeviceArray1D, 2: DeviceArray2D, 3: DeviceArray3D}
 _CONTIGUOUS = {1: Contiguous1D, 2: Contiguous2D}
+_MIRRORED = {1: Mirrored1D, 2: Mirrored2D}
 
 
-def device_array(flat, shape, strides, e0, region, log, byte_offset=0):
-    """A checked array of the fastest class for its number of dimensions and layout."""
+def device_array(flat, shape, strides, e0, region, log, byte_offset=0, mirror=False):
+    """A checked array of the fastest class for its number of dimensions and layout. mirror=True (for memory
+    that no other array aliases: a static shared array) also keeps the elements in a list for quick reads."""
     if region.readonly:
         return ReadOnlyArray(flat, shape, strides, e0, region, log, byte_offset)
     contiguous = e0 == 0 and len(shape) in _CONTIGUOUS and tuple(strides) == tuple(shape[1:]) + (1,)
     if contiguous:
-        arr = _CONTIGUOUS[len(shape)](flat, shape, strides, e0, region, log, byte_offset)
+        arr = (_MIRRORED if mirror else _CONTIGUOUS)[len(shape)](flat, shape, strides, e0, region, log,
+                                                                 byte_offset)
         arr._n0 = shape[0]
         if len(shape) == 2:
             arr._n1 = shape[1]
+        if mirror:
+            arr._vals = list(flat)
         return arr
     cls = _BY_NDIM.get(len(shape), DeviceArray)
     return cls(flat, shape, strides, e0, region, log, byte_offset)
@@ -471,7 +643,7 @@ def view(parent, shape, strides, e0):
     """A checked view (slice or row) that shares the parent's memory, region and log."""
     cls = ReadOnlyArray if parent.region.readonly else _BY_NDIM.get(len(shape), DeviceArray)
     arr = cls.__new__(cls)
-    for slot in ("_flat", "_kb", "_mr", "_mw", "_la", "region", "dtype"):
+    for slot in ("_flat", "_kb", "_mr", "_mw", "_la", "region", "dtype", "_vals"):
         setattr(arr, slot, getattr(parent, slot))
     arr.shape = tuple(shape)
     arr._st = tuple(strides)

@@ -31,6 +31,12 @@ SharedSnapshot.__doc__ = (
 _EPOCH_SHIFT = 40
 
 
+def _counts_up_to(starts, n):
+    """For each of n entries, how many of the sorted `starts` are at or before it: the number of the segment
+    (or epoch) it belongs to, when `starts` are where the second, third, ... begin."""
+    return np.bincount(starts[starts < n], minlength=n)[:n].cumsum()
+
+
 class Accesses:
     """Logged accesses as numpy arrays in log order; `epoch` numbers the barrier epochs of the batch."""
 
@@ -45,16 +51,15 @@ class Accesses:
         element, meta = pairs[:, 0].copy(), pairs[:, 1].copy()
         del keys, pairs
         n = len(element)
-        segments = np.frombuffer(log.segments, dtype=np.int64).reshape(-1, 3)
-        lengths = np.diff(np.append(segments[:, 0] // 2, n))
-        self.tid = np.repeat(segments[:, 1], lengths)
-        self.wepoch = np.repeat(segments[:, 2], lengths)
+        segments = np.frombuffer(log.segments, dtype=np.int64).reshape(-1, 3).copy()
+        of_entry = _counts_up_to(segments[1:, 0] // 2, n)  # the segment that made each entry
+        self.tid = segments[:, 1][of_entry]
+        self.wepoch = segments[:, 2][of_entry]
         self.segment = None
         if len(segments) and (segments[:, 2] >> fences.SEGMENT_SHIFT).any():
             self.wepoch, self.segment = fences.split_warp_epochs(self.wepoch)
         del segments
-        ends = [end for end in log.epoch_ends if end < n] + [n]
-        self.epoch = np.repeat(np.arange(len(ends)), np.diff(np.array([0] + ends)))
+        self.epoch = _counts_up_to(np.array(log.epoch_ends, dtype=np.int64), n)
         self.addr = element << ((meta >> SIZE_SHIFT) & 7)
         self.kind = (meta >> KIND_SHIFT) & 3
         self.tag = (meta >> TAG_SHIFT) & 0xFF
@@ -123,9 +128,7 @@ class Checker:
             self._check_uninitialized(batch, shared)
         if not shared.all():
             self._check_other_blocks(batch, ~shared)
-        bounds = np.flatnonzero(np.diff(batch.epoch)) + 1
-        for start, stop in zip([0, *bounds.tolist()], [*bounds.tolist(), len(batch.epoch)], strict=True):
-            self.counters.add_epoch(batch.part(start, stop), shared[start:stop])
+        self.counters.add_batch(batch, shared)
 
     def _record(self, batch):
         regions, codes = self.memory.regions, self.memory.codes

@@ -66,9 +66,11 @@ class Counters:
         v["max_thread_accesses"] = max(v["max_thread_accesses"], int(self.per_thread.max(initial=0)))
         v["active_threads"] += int(np.count_nonzero(self.per_thread))
 
-    def add_epoch(self, epoch, shared):
+    def add_batch(self, batch, shared):
+        """Count a batch of whole barrier epochs (checker.Accesses) and whether each access is to shared
+        memory: the access counts at once, requests, sectors and bank conflicts epoch by epoch."""
         v = self.values
-        counts = np.bincount(epoch.kind + 3 * shared, minlength=6).tolist()
+        counts = np.bincount(batch.kind + 3 * shared, minlength=6).tolist()
         v["global_loads"] += counts[READ]
         v["global_stores"] += counts[WRITE]
         v["global_atomics"] += counts[ATOMIC]
@@ -76,9 +78,15 @@ class Counters:
         v["shared_stores"] += counts[3 + WRITE]
         v["shared_atomics"] += counts[3 + ATOMIC]
         if not shared.all():
-            v["global_bytes"] += int(self.memory.itemsizes[epoch.region[~shared]].sum())
-        site = self._site_keys(epoch)
-        tid, addr = epoch.tid, epoch.addr
+            v["global_bytes"] += int(self.memory.itemsizes[batch.region[~shared]].sum())
+        site = self._site_keys(batch)
+        bounds = np.flatnonzero(np.diff(batch.epoch)) + 1
+        tid, addr = batch.tid, batch.addr
+        for start, stop in zip([0, *bounds.tolist()], [*bounds.tolist(), len(batch.epoch)], strict=True):
+            self._add_epoch(tid[start:stop], addr[start:stop], site[start:stop], shared[start:stop])
+
+    def _add_epoch(self, tid, addr, site, shared):
+        """Requests, sectors and bank conflicts of one barrier epoch."""
         if len(tid) > 1 and not (tid[1:] >= tid[:-1]).all():
             order = np.argsort(tid, kind="stable")
             tid, addr, site, shared = tid[order], addr[order], site[order], shared[order]

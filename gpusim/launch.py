@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .arrays import TAG_SHIFT, DeviceArray
 from .checker import Checker
 from .context import current
 from .counters import Counters
@@ -17,7 +18,9 @@ from .fakecuda import Dim3, FakeCuda
 from .memory import Memory
 from .rebind import Rebinder, python_function
 from .report import Report
+from .rewrite import rewrite
 from .scheduler import Scheduler
+from .sites import TAG
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)
@@ -99,9 +102,15 @@ class Kernel:
             counters = Counters(memory)
             checker = Checker(memory, counters, self.trace)
         sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check)
+        names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+        arrays = [name for name, arg in zip(names, sim_args, strict=True) if isinstance(arg, DeviceArray)]
+        tag = fn.__globals__[TAG]
+        fn, generator = rewrite(fn, rebinder.functions(), fake, arrays, tag)
+        memory.codes[tag >> TAG_SHIFT] = fn.__code__
         rng = random.Random(self.seed) if self.schedule == "random" else None
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
-        scheduler = Scheduler(fn, sim_args, grid, block, shared_bytes, fake, memory, checker, rng, deadline)
+        scheduler = Scheduler(fn, sim_args, grid, block, shared_bytes, fake, memory, checker, rng, deadline,
+                              generator=generator)
         scheduler.shared_limit = self.shared_limit
         try:
             with _alarm(self.timeout):

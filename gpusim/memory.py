@@ -138,7 +138,9 @@ class Memory:
         return region
 
     def shared_array(self, region, buffer, dtype, shape):
-        arr = device_array(buffer.view(dtype), shape, c_strides(shape), 0, region, self.log.keys)
+        """A checked view of a block's shared array; a static one (nothing aliases it) reads from a list."""
+        arr = device_array(buffer.view(dtype), shape, c_strides(shape), 0, region, self.log.keys,
+                           mirror=not region.dynamic)
         if region.primary is None:
             region.primary = arr
             self.itemsizes[region.id] = arr.dtype.itemsize

@@ -3,6 +3,7 @@ functions and scalar types resolve to gpusim's simulated versions, whichever fro
 for (gpusim.frontends)."""
 
 import dis
+import functools
 import types
 
 import numpy as np
@@ -47,13 +48,14 @@ def _is_dispatcher(value):
     return isinstance(py_func, types.FunctionType) and frontends.from_front_end(type(value))
 
 
+@functools.lru_cache(maxsize=1024)
 def _names_used(code):
-    """The global names a code object (and the code nested in it) loads."""
+    """The global names a code object (and the code nested in it) loads (cached: every launch asks)."""
     names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names |= _names_used(const)
-    return names
+    return frozenset(names)
 
 
 class _Namespace:
@@ -106,6 +108,10 @@ class Rebinder:
             if name in new_globals:
                 new_globals[name] = self.value(new_globals[name], fn.__globals__, name)
         return new_fn
+
+    def functions(self):
+        """Every function rebound so far (the kernel and the device functions it can call)."""
+        return list(self._done.values())
 
     def _cell(self, cell, home_globals, name):
         try:

@@ -2,6 +2,7 @@
 collectives. Barrier and warp-collective mismatches are found as soon as no thread can move."""
 
 import itertools
+import sys
 import time
 from collections import deque
 
@@ -16,6 +17,9 @@ from .flags import Flags
 from .spaces import MemorySpaces
 from .warps import WarpCollectives
 
+_getframe = sys._getframe
+TAG = sites.TAG
+
 
 def _trim_to_user_code(exc):
     tb = exc.__traceback__
@@ -25,11 +29,21 @@ def _trim_to_user_code(exc):
         exc.__traceback__ = tb
 
 
+def _kernel_exception(exc):
+    """KernelException for an exception the kernel raised: who, where, what."""
+    _trim_to_user_code(exc)
+    where = sites.traceback_user_line(exc.__traceback__)
+    place = f" at {sites.describe_line(*where)}" if where else ""
+    return KernelException(f"{who()} raised {type(exc).__name__}{place}: {exc}")
+
+
 class Scheduler(WarpCollectives, MemorySpaces, Flags):
     """Executes one launch; `current.scheduler` points here while it runs."""
 
-    def __init__(self, fn, args, grid, block, dynamic_bytes, fake, memory, checker, rng=None, deadline=None):
+    def __init__(self, fn, args, grid, block, dynamic_bytes, fake, memory, checker, rng=None, deadline=None,
+                 generator=False):
         self.fn = fn
+        self.generator = generator  # fn is a generator function: threads are generators (gpusim.generators)
         self.args = args
         self.grid = grid
         self.block = block
@@ -51,12 +65,13 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         self.main = None
         self.clocks = None
         self.poll_keys = 0
+        self.sync_sites = {}
 
     def run(self):
         current.scheduler = self
         self.main = getcurrent()
         self.fake.blockDim, self.fake.gridDim = self.block, self.grid
-        self.fake.syncthreads = self.syncthreads
+        self.fake.syncthreads = self._not_here if self.generator else self.syncthreads
         bx, by, bz = self.block
         cells = itertools.product(range(bz), range(by), range(bx))
         self.threads = [SimThread(Dim3(tx, ty, tz), i) for i, (tz, ty, tx) in enumerate(cells)]
@@ -93,6 +108,8 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         self.waiting = []
         self.queue = self._in_run_order(threads)
         try:
+            if self.generator:
+                self._run_generators()
             while True:
                 if self.queue:
                     self._start(self.queue.popleft())
@@ -128,6 +145,9 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         fake.laneid = thread.lane
         if self.checked:
             self.log.segments.extend((len(self.log.keys), thread.linear, thread.wepoch))
+        self._check_deadline(thread)
+
+    def _check_deadline(self, thread):
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise KernelTimeoutError(f"the launch ran past its timeout; it stopped in {who(thread)}."
                                      + self.spin_note())
@@ -143,10 +163,7 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         except (KernelError, GreenletExit):
             raise
         except Exception as exc:
-            _trim_to_user_code(exc)
-            where = sites.traceback_user_line(exc.__traceback__)
-            place = f" at {sites.describe_line(*where)}" if where else ""
-            raise KernelException(f"{who()} raised {type(exc).__name__}{place}: {exc}") from exc
+            raise _kernel_exception(exc) from exc
 
     def _worker(self, thread):
         """Greenlet body: run threads that have not started yet, one after another, until one blocks."""
@@ -155,24 +172,76 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         while True:
             thread.glet = me
             returned = fn(*args)
-            if returned is not None:
-                raise KernelError(
-                    f"{who(thread)}: kernel {fn.__name__} returned {returned!r}, but a CUDA kernel cannot "
-                    f"return a value.",
-                    "write results into an output array argument (out[i] = value) and end with a bare "
-                    "`return` or none at all.",
-                )
-            thread.state = DONE
-            self.live -= 1
-            self.exited[thread.warp] |= 1 << thread.lane
+            self._exit(thread, returned)
             if not queue or queue[0].glet is not None:
                 return
             thread = queue.popleft()
             self._enter(thread)
 
+    def _exit(self, thread, returned):
+        """`thread` returned from the kernel."""
+        if returned is not None:
+            raise KernelError(
+                f"{who(thread)}: kernel {self.fn.__name__} returned {returned!r}, but a CUDA kernel cannot "
+                f"return a value.",
+                "write results into an output array argument (out[i] = value) and end with a bare "
+                "`return` or none at all.",
+            )
+        thread.state = DONE
+        self.live -= 1
+        self.exited[thread.warp] |= 1 << thread.lane
+
+    def _run_generators(self):
+        """Run the block's threads as generators that yield at each cuda.syncthreads(): each runnable thread
+        in queue order up to its next barrier or its end, then release the barrier (or say who is stuck)."""
+        fn, args, queue, sync_sites, fake = self.fn, self.args, self.queue, self.sync_sites, self.fake
+        segments, keys = (self.log.segments, self.log.keys) if self.checked else (None, None)
+        while True:
+            if queue:
+                self._check_deadline(queue[0])  # once per barrier, as on greenlets
+            while queue:
+                thread = queue.popleft()
+                current.thread = thread  # `_enter` without its timeout check
+                fake.threadIdx = thread.idx
+                fake.laneid = thread.lane
+                if segments is not None:
+                    segments.extend((len(keys), thread.linear, thread.wepoch))
+                gen = thread.glet
+                if gen is None:
+                    gen = thread.glet = fn(*args)
+                try:
+                    gen.send(None)
+                except StopIteration as stop:
+                    self._exit(thread, stop.value)
+                    continue
+                except KernelError:
+                    raise
+                except Exception as exc:
+                    raise _kernel_exception(exc) from exc
+                frame = gen.gi_frame
+                key = (frame.f_code, frame.f_lasti)
+                site = sync_sites.get(key)
+                if site is None:
+                    site = sync_sites[key] = ("syncthreads", (key,))
+                thread.state = BARRIER
+                thread.site = site
+                self.waiting.append(thread)
+            if not self.live:
+                return
+            self._resolve()
+
+    def _not_here(self):
+        raise KernelError(
+            f"{who()} reached a barrier or warp collective that gpusim did not expect: it runs this kernel's "
+            f"threads as generators, which only stop at cuda.syncthreads() statements of the kernel itself.",
+            "this is a gpusim bug; please report it with the kernel.",
+        )
+
     def _switch_away(self):
         """From a blocked thread: hand over to the next suspended thread, or to the scheduler (which also
         starts new greenlets, so that they do not inherit this one's recursion depth)."""
+        if self.generator:
+            self._not_here()
         queue = self.queue
         if not queue or queue[0].glet is None:
             self.main.switch()
@@ -184,15 +253,33 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
     # --- block-wide barriers -------------------------------------------------------------
 
     def syncthreads(self):
-        """cuda.syncthreads(), bound straight into the fake `cuda` module: the hottest switch point."""
+        """cuda.syncthreads(), bound straight into the fake `cuda` module: the hottest switch point. Called
+        from the kernel itself (not a device function), the site is that one frame's instruction, and one
+        tuple per site is shared by all threads so that `_all_at` compares by identity."""
         thread = current.thread
         thread.state = BARRIER
-        thread.site = ("syncthreads", sites.user_stack(2))
+        frame = _getframe(1)
+        back = frame.f_back
+        if TAG in frame.f_globals and (back is None or TAG not in back.f_globals):
+            key = (frame.f_code, frame.f_lasti)
+            site = self.sync_sites.get(key)
+            if site is None:
+                site = self.sync_sites[key] = ("syncthreads", (key,))
+            thread.site = site
+        else:
+            thread.site = ("syncthreads", sites.user_stack(2))
         self.waiting.append(thread)
         queue = self.queue
         if queue and queue[0].glet is not None:
+            # `_enter` inlined; its timeout check is left to the scheduler, which every barrier passes through
             thread = queue.popleft()
-            self._enter(thread)
+            current.thread = thread
+            fake = self.fake
+            fake.threadIdx = thread.idx
+            fake.laneid = thread.lane
+            if self.checked:
+                log = self.log
+                log.segments.extend((len(log.keys), thread.linear, thread.wepoch))
             thread.glet.switch()
         else:
             self.main.switch()
@@ -224,7 +311,10 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
 
     @staticmethod
     def _all_at(site, threads):
-        return all(t.site == site or sites.same_site(t.site, site) for t in threads)
+        for t in threads:
+            if t.site is not site and t.site != site and not sites.same_site(t.site, site):
+                return False
+        return True
 
     def _snapshot(self):
         """When recording, keep a copy of the block's shared arrays at the end of the current phase."""
