@@ -66,6 +66,7 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         self.clocks = None
         self.poll_keys = 0
         self.sync_sites = {}
+        self.const_arrays = {}  # id(host array) -> (host array, its constant copy): one per launch
 
     def run(self):
         current.scheduler = self

@@ -95,12 +95,19 @@ class MemorySpaces:
         return BoundsCheckedArray(np.full(shape, fill, dtype), name, writable=True)
 
     def const_array(self, ary):
-        """cuda.const.array_like: a read-only copy, counted as global reads like module-level arrays."""
+        """cuda.const.array_like: a read-only copy, counted as global reads like module-level arrays; one copy
+        per host array and launch, shared by every thread, as constant memory is."""
+        known = self.const_arrays.get(id(ary))
+        if known is None or known[0] is not ary:
+            known = self.const_arrays[id(ary)] = (ary, self._new_const_array(ary))
+        return known[1]
+
+    def _new_const_array(self, ary):
         data = ary.to_numpy() if isinstance(ary, DeviceArray) else np.array(getattr(ary, "_a", ary))
         if not self.checked:
             data.flags.writeable = False
             return data
-        frame = sites.user_frame(3)
+        frame = sites.user_frame(4)
         line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame else ""
         name = name_from_line(line, "const")
         return self.memory.global_array(np.ascontiguousarray(data), name, readonly=True)

@@ -101,6 +101,15 @@ def test_local_and_const_arrays(check):
     np.testing.assert_array_equal(out, 20 + np.arange(8))
 
 
+def test_a_constant_array_is_one_copy_for_all_threads_of_a_launch():
+    a = np.array([1, 2, 3, 4], dtype=np.float32)
+    out = np.zeros(256, dtype=np.float32)
+    kernel = gpusim.jit(K.local_and_const)
+    kernel[2, 128](a, out)  # more threads than gpusim tracks distinct arrays
+    np.testing.assert_array_equal(out, 20 + np.arange(256))
+    assert kernel.report.global_loads == 4 * 256  # each thread reads the four constants
+
+
 def test_atomics(check):
     values = np.arange(1, 11, dtype=np.int64)
     out = np.array([0, 0, -100, 100, 0, 0, 0, 0], dtype=np.int64)
