@@ -2,8 +2,10 @@
 
 tests/gpusim_golden.json was written by the simulator before it ran barrier-only kernels as generators and
 before its checker was vectorised further (`python tests/test_gpusim_golden.py --write` rewrites it; do that
-only for a deliberate change of a counter or a message). Every kernel also runs with the generator path
-switched off, and with no rewriting at all, so every way of running threads is held to the same record.
+only for a deliberate change of a counter or a message; local_and_const's entry was rewritten when
+`cuda.const.array_like` became one copy per launch: 66 global sectors became 6). Every kernel also runs
+with the generator path switched off, and with no rewriting at all, so every way of running threads is
+held to the same record.
 """
 
 import hashlib
