@@ -265,6 +265,11 @@ def _alarm(timeout):
     def on_alarm(signum, frame):
         if time.monotonic() - start < timeout * 0.999 and callable(previous):
             return previous(signum, frame)
+        if current.scheduler is None:
+            # Not running the kernel yet, or already stopping because its own deadline check raised first
+            # (that error carries the note): look again soon, unless the launch has ended by then.
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            return None
         raise KernelTimeoutError(f"the launch ran longer than its timeout of {timeout} s and was stopped."
                                  + _spin_note())
 
