@@ -1,13 +1,14 @@
 """Time the course's Numba FlashAttention kernels against unfused PyTorch and SDPA, float32, TF32 off.
 
-Usage:  python3 bench/gpu_attention.py [--out DIR] [--explore] [--explore6] [--quick] [--only A,B]
+Usage:  python3 bench/gpu_attention.py [--out DIR] [--name NAME] [--explore] [--explore6] [--explore7]
+                                      [--quick] [--only A,B] [--causal-only] [--shapes BHxNxD,...]
 
 Shapes: (B*H=16, N=4096, d=64) and (B*H=4, N=16384, d=64), causal and not.  For each version: median time
 (CUDA events, after a warm-up call that compiles), TFLOP/s (4*BH*N^2*d flops, half that when causal),
 relative error of O against a float64 reference on a random sample of query rows (output poisoned with
 NaN first), the max error of the logsumexp, and the extra device memory (peak torch allocation during the
 call minus the allocation before it; the Numba kernels receive preallocated O and L and allocate nothing).
-Writes gpu_attention_<device>.json and .txt into --out (default bench/results).
+Writes <NAME>_<device>.json and .txt into --out (defaults gpu_attention, bench/results).
 """
 
 import argparse
@@ -25,6 +26,7 @@ from numba import cuda  # noqa: E402
 
 from bench.common import device_name, kernel_resources, time_ms, write_json  # noqa: E402
 from course.kernels import attention as at  # noqa: E402
+from course.kernels.attention_v7 import make_flash_v7  # noqa: E402
 
 SHAPES = ((16, 4096, 64), (4, 16384, 64))  # (B*H, N, d)
 
@@ -54,7 +56,7 @@ def reference(q, k, v, rows, causal):
     return o, lse
 
 
-def versions(causal, explore, explore6=False):
+def versions(causal, explore, explore6=False, explore7=False):
     """(name, launch) of every Numba version for head dimension 64, in teaching order."""
     D = 64
     v = [
@@ -64,6 +66,7 @@ def versions(causal, explore, explore6=False):
         ("numba 4 regtile-v4 64x64 8x4", at.make_flash_regtile_v4(D, 64, 64, 16, 8, causal)),
         ("numba 5 regtile-v4 128x64 8x8 U4", at.make_flash_regtile_v4(D, 128, 64, 8, 16, causal, UNROLL=4)),
         ("numba 6 shfl 1-barrier 256x64 U4", at.make_flash_v6(D, 256, 64, 8, 32, causal, UNROLL=4)),
+        ("numba 7 v6 heaviest-first, any N", make_flash_v7(D, 256, 64, 8, 32, causal, UNROLL=4)),
     ]
     if explore:
         v += [
@@ -75,10 +78,13 @@ def versions(causal, explore, explore6=False):
             ("x6 256x64 U2", at.make_flash_v6(D, 256, 64, 8, 32, causal, UNROLL=2)),
             ("x6 256x64 U2 no prefetch", at.make_flash_v6(D, 256, 64, 8, 32, causal, PREFETCH=False)),
         ]
+    if explore7:
+        v += [("x7 paired query blocks", make_flash_v7(D, 256, 64, 8, 32, causal, UNROLL=4, PAIRS=True))]
     return v
 
 
-def measure(shapes=SHAPES, causals=(False, True), only=(), explore=False, explore6=False, on_row=None):
+def measure(shapes=SHAPES, causals=(False, True), only=(), explore=False, explore6=False, explore7=False,
+            on_row=None):
     """{meta, results}: PyTorch unfused and SDPA, then every Numba version (or those whose names contain a
     string of `only`), for each shape and causal flag; `on_row(partial)` is called after each case.
     Each version is compiled once per causal flag and reused for every shape."""
@@ -89,7 +95,7 @@ def measure(shapes=SHAPES, causals=(False, True), only=(), explore=False, explor
                 flops="4*BH*N^2*d (x0.5 causal)",
                 error="||O-ref||/||ref|| on 512 sampled query rows, all heads")
     rows_out = []
-    numba_versions = {causal: [(name, f) for name, f in versions(causal, explore, explore6)
+    numba_versions = {causal: [(name, f) for name, f in versions(causal, explore, explore6, explore7)
                                if not only or any(x in name for x in only)] for causal in causals}
 
     def partial():
@@ -208,16 +214,24 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     ap.add_argument("--explore", action="store_true")
     ap.add_argument("--explore6", action="store_true", help="variants of version 6")
+    ap.add_argument("--explore7", action="store_true", help="variants of version 7")
+    ap.add_argument("--causal-only", action="store_true", help="only the causal cases")
+    ap.add_argument("--name", default="gpu_attention", help="output file name before _<device>")
+    ap.add_argument("--shapes", default="", help="e.g. 3x1000x64,2x777x64 instead of the default shapes")
     ap.add_argument("--quick", action="store_true", help="only the first shape")
     ap.add_argument("--only", default="", help="comma-separated name substrings of the Numba versions to run")
     args = ap.parse_args()
     only = [x for x in args.only.split(",") if x]
     shapes = SHAPES[:1] if args.quick else SHAPES
+    if args.shapes:
+        shapes = [tuple(int(x) for x in shape.split("x")) for shape in args.shapes.split(",")]
 
     def save(partial):
-        return write_json(args.out, "gpu_attention", partial)
+        return write_json(args.out, args.name, partial)
 
-    data = measure(shapes, only=only, explore=args.explore, explore6=args.explore6, on_row=save)
+    causals = (True,) if args.causal_only else (False, True)
+    data = measure(shapes, causals, only=only, explore=args.explore, explore6=args.explore6,
+                   explore7=args.explore7, on_row=save)
     path = save(data)
     txt = table(data)
     with open(path[: -len(".json")] + ".txt", "w") as f:

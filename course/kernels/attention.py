@@ -18,6 +18,8 @@ once by scale*log2(e), so exp(x) becomes exp2(x), one hardware instruction.
    private to each warp (``syncwarp``), K/V double-buffered and fetched during the P V product.
    Needs warp intrinsics: run it on the CPU with gpusim (``bench/check_attention_gpusim.py``), not
    Numba's simulator.
+7. ``attention_v7.make_flash_v7`` (its own module) version 6 with the heaviest causal blocks launched first,
+   and any N.
 
 Causal versions (``CAUSAL=True``) skip every key tile that lies wholly above the diagonal.
 """
