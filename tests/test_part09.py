@@ -92,6 +92,31 @@ except watch.OutOfBoundsAccess as error:
 
 
 @needs_triton
+def test_watch_runs_kernels_made_for_the_gpu_under_the_interpreter_too(tmp_path):
+    """On a GPU, TRITON_INTERPRET is off and @triton.jit makes a JITFunction: the watch (and every Triton
+    check) must still run it interpreted, not hand CPU tensors to the GPU compiler."""
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(KERNELS + """
+print(type(add).__name__)
+a = arrays(100)
+watch.run(add, (2,), a, {"BLOCK": 64})
+assert np.array_equal(a["out"].numpy(), np.arange(100) + 1)
+try:
+    watch.run(add_unmasked_load, (2,), arrays(100), {"BLOCK": 64})
+except watch.OutOfBoundsAccess as error:
+    print("ERROR", error)
+"""))
+    paths = [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=ROOT,
+                            timeout=240)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("JITFunction")
+    assert "program 1 of add_unmasked_load read x[100]" in result.stdout
+
+
+@needs_triton
 def test_gate_accepts_a_good_kernel_and_names_what_the_compiler_refuses(tmp_path):
     result = run_interpreted(KERNELS + """
 from course.tasks import tritongate

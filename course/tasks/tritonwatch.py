@@ -225,6 +225,15 @@ def python_function(kernel):
     return getattr(kernel, "fn", kernel)
 
 
+def interpreted(kernel):
+    """The kernel as the interpreter runs it. With a GPU, TRITON_INTERPRET is off and @triton.jit compiles
+    for the GPU; the watch needs the interpreter all the same, so the kernel's Python function is wrapped
+    again."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return kernel if isinstance(kernel, InterpretedFunction) else InterpretedFunction(python_function(kernel))
+
+
 def run(kernel, grid: tuple[int, ...], args: dict, constexprs: dict) -> Counts:
     """Launch ``kernel[grid](*args.values(), **constexprs)`` under the interpreter with every access checked.
     Tensors in `args` are the arrays the kernel may touch. Raises OutOfBoundsAccess, or TritonKernelError
@@ -236,7 +245,7 @@ def run(kernel, grid: tuple[int, ...], args: dict, constexprs: dict) -> Counts:
     watch = _Watch(function.__name__, function.__code__.co_filename, regions)
     try:
         with _watching(watch):
-            kernel[grid](*args.values(), **constexprs)
+            interpreted(kernel)[grid](*args.values(), **constexprs)
     except Exception as error:  # noqa: BLE001 (the interpreter wraps whatever the kernel raised)
         cause = _root(error)
         if isinstance(cause, OutOfBoundsAccess):
