@@ -308,7 +308,7 @@ seen["imported"] = course.tasks.part01.__file__
 open("/tmp/left-behind", "w").write("x")
 seen["writable"] = []
 venv_parent = os.path.dirname(sys.prefix)
-for folder in ("/", venv_parent, os.path.dirname(venv_parent), "/course", "/tmp"):
+for folder in dict.fromkeys(("/", venv_parent, os.path.dirname(venv_parent), "/course", "/tmp")):
     try:
         open(os.path.join(folder, "planted.py"), "w").close()
         seen["writable"].append(folder)

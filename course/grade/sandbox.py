@@ -191,6 +191,9 @@ def _bwrap(stage: Stage, inner: list[str], notebook_fd: int | None, notebook_nam
         command += ["--perms", "0755", "--dir", folder]
     for folder, size in TMPFS_BYTES.items():
         command += ["--perms", "1777", "--size", str(size), "--tmpfs", folder]
+    for folder in _ancestors(binds):  # a venv under /tmp (a CI clone): remake its folders above the new tmpfs
+        if any(Path(folder).is_relative_to(private) and folder != private for private in TMPFS_BYTES):
+            command += ["--perms", "0755", "--dir", folder]
     for path in configuration:
         command += ["--ro-bind", path, path]
     command += ["--ro-bind", str(stage.course), INSIDE_COURSE]
