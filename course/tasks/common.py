@@ -643,10 +643,13 @@ def guard_learner(function: Callable, name: str) -> Callable:
         entered = []
 
         def watch(frame, event, _arg):
-            if event == "call" and not entered:
-                where = _course_file(frame.f_code)
-                if where is not None and not frame.f_code.co_qualname.startswith(GIVEN_TO_LEARNERS):
-                    entered.append((frame.f_code.co_qualname, where))
+            if event != "call" or entered:
+                return
+            where = _course_file(frame.f_code)
+            caller = frame.f_back  # course code called by course code (a reader helper) is not the learner's
+            if (where is not None and not frame.f_code.co_qualname.startswith(GIVEN_TO_LEARNERS)
+                    and (caller is None or _course_file(caller.f_code) is None)):
+                entered.append((frame.f_code.co_qualname, where))
 
         previous = sys.getprofile()
         sys.setprofile(watch)
@@ -673,8 +676,11 @@ def run_function(task: Task, function: Callable, case: Case, call: Callable) -> 
     args = task.make_args(case)
     outputs, error = {}, None
     try:
+        origin = course_origin_message(function, task.name)
+        if origin:
+            raise CourseCodeError(origin)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # the message says it instead
-            returned = call(function, args)
+            returned = call(guard_learner(function, task.name), args)
         returned = returned if len(task.outputs) > 1 else (returned,)
         if not isinstance(returned, tuple) or len(returned) != len(task.outputs):
             raise TypeError(f"{task.name} should return {len(task.outputs)} values "
@@ -695,10 +701,6 @@ def check_function(task: Task, function: Callable, call: Callable, extra: Callab
     """``common.check`` for a plain-Python task. ``extra(case, function)`` may return a further message."""
     if not callable(function):
         raise CheckFailed(f"{task.name}: pass your function itself, not {type(function).__name__}.")
-    origin = course_origin_message(function, task.name)
-    if origin:
-        raise CheckFailed(origin)
-    function = guard_learner(function, task.name)
     for case in task.cases:
         message = judge(task, case, run_function(task, function, case, call))
         if message is None and extra is not None:
