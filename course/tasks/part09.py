@@ -192,8 +192,9 @@ def _softmax64(x):
     return e / e.sum(axis=1, keepdims=True)
 
 
+# Rows longer than 1024 columns too: a kernel that hard-codes tl.arange(0, 1024) instead of BLOCK fails.
 SOFTMAX_SIZES = [(1, 1, 0), (3, 7, 3), (2, 64, 0), (4, 65, 16), (5, 100, 7), (2, 257, 0), (1, 31, 1),
-                 (3, 128, 128)]
+                 (3, 128, 128), (2, 1100, 5)]
 TRITON_SOFTMAX = Task(
     name="softmax_kernel",
     cases=make_cases([{"rows": r, "cols": c, "pad": pad} for r, c, pad in SOFTMAX_SIZES]),
@@ -215,7 +216,8 @@ TRITON_SOFTMAX = Task(
                                       "n_cols lanes exist: mask every tl.load and tl.store with "
                                       "cols < n_cols.",
                  "TypeError": "Keep the kernel's parameters as the cell gives them."},
-    hidden_sizes=({"rows": 6, "cols": 513, "pad": 9}, {"rows": 2, "cols": 2, "pad": 30}),
+    hidden_sizes=({"rows": 6, "cols": 513, "pad": 9}, {"rows": 2, "cols": 2, "pad": 30},
+                  {"rows": 1, "cols": 2500, "pad": 3}),
 )
 
 
