@@ -589,7 +589,9 @@ def try_it():
 
 # ------------------------------------------------------------------ the course's own code is not an answer
 
-COURSE_DIR = Path(__file__).resolve().parents[1]  # course/: the checks, the models and the reference kernels
+REPOSITORY = Path(__file__).resolve().parents[2]
+# The checks, the models and the reference kernels (course/), and the lesson's benchmark kernels (bench/).
+COURSE_DIRS = (REPOSITORY / "course", REPOSITORY / "bench")
 # Course code a learner's function is given to call: the chunked readers of Parts 6 and 7.
 GIVEN_TO_LEARNERS = ("ChunkedReader.", "ChunkReadError.")
 OWN_CODE_HINT = ("The exercise asks for your own code: write it in the solution cell, using the lesson's "
@@ -601,12 +603,14 @@ class CourseCodeError(Exception):
 
 
 def _course_file(code) -> str | None:
-    """The course file (relative to course/) a code object comes from, or None."""
+    """The course file (relative to the repository) a code object comes from, or None."""
     try:
         path = Path(code.co_filename).resolve()
     except (OSError, ValueError):
         return None
-    return str(path.relative_to(COURSE_DIR)) if path.is_relative_to(COURSE_DIR) else None
+    if not any(path.is_relative_to(folder) for folder in COURSE_DIRS):
+        return None
+    return str(path.relative_to(REPOSITORY))
 
 
 def _python_code(function):
@@ -629,7 +633,7 @@ def course_origin_message(function, name: str) -> str | None:
     where = _course_file(code) if code is not None else None
     if where is None:
         return None
-    return (f"{name}: the function you passed is `{code.co_name}` from course/{where}, the course's own "
+    return (f"{name}: the function you passed is `{code.co_name}` from {where}, the course's own "
             f"code.\nHint: {OWN_CODE_HINT}")
 
 
@@ -659,7 +663,7 @@ def guard_learner(function: Callable, name: str) -> Callable:
             sys.setprofile(previous)
         if entered:
             called, where = entered[0]
-            raise CourseCodeError(f"{name} calls `{called}` from course/{where}, the course's own code. "
+            raise CourseCodeError(f"{name} calls `{called}` from {where}, the course's own code. "
                                   f"{OWN_CODE_HINT}")
         return value
 
