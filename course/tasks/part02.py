@@ -185,6 +185,11 @@ STENCIL = Task(
                      f"at most {STENCIL_SPAN}; the budget allows 4 more",
                      "One thread does the copying (or the summing) for many: every thread copies its own "
                      "element, and the first RADIUS threads also one element of each halo."),
+        Budget("shared_loads", lambda p: (2 * RADIUS + 1) * p["n"], "reads of shared memory",
+               f"{2 * RADIUS + 1} per element at least: every window is read from the shared tile",
+               "Sum each window from the shared tile, tile[t] ... tile[t + 2·RADIUS], after a barrier. "
+               "Reading the neighbours from global memory skips the tile, and so do warp shuffles "
+               "(cuda.shfl_*_sync) that pass them from lane to lane, Part 3's tool.", at_least=True),
     ),
     summary=f"at most 1 global read per element plus {2 * RADIUS} per block, 1 write per element",
     hint=f"out[i] = a[i-{RADIUS}] + ... + a[i+{RADIUS}], where elements outside 0..n-1 count as 0. In shared "
