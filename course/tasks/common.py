@@ -592,8 +592,9 @@ def try_it():
 REPOSITORY = Path(__file__).resolve().parents[2]
 # The checks, the models and the reference kernels (course/), and the lesson's benchmark kernels (bench/).
 COURSE_DIRS = (REPOSITORY / "course", REPOSITORY / "bench")
-# Course code a learner's function is given to call: the chunked readers of Parts 6 and 7.
-GIVEN_TO_LEARNERS = ("ChunkedReader.", "ChunkReadError.")
+# Course code a learner's function is given to call: the chunked readers of Parts 6 and 7, and Part 9's
+# measure of a layout's causal work (shown in its "Try it" cell).
+GIVEN_TO_LEARNERS = ("ChunkedReader.", "ChunkReadError.", "causal_work")
 OWN_CODE_HINT = ("The exercise asks for your own code: write it in the solution cell, using the lesson's "
                  "ideas, not the course's model, reference or checker functions.")
 
