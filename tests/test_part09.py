@@ -156,6 +156,36 @@ def test_stripes_balance_and_contiguous_blocks_do_not():
     assert part09.causal_work(striped).sum() == n * (n + 1) // 2  # every causal pair once, in any layout
 
 
+def test_the_checks_own_layout_is_refused_but_its_work_measure_may_be_used(capsys):
+    def stripes(n, p):
+        layout = [np.arange(r, n, p) for r in range(p)]
+        part09.causal_work(layout)  # shown in the "Try it" cell: a learner may measure a layout with it
+        return layout
+
+    part09.check_stripes(stripes)
+    assert capsys.readouterr().out.startswith("✓ stripes")
+    with pytest.raises(part09.CheckFailed, match="calls `ring_positions` from course/tasks/part09.py"):
+        part09.check_stripes(lambda n, p: part09.ring_positions(n, p, "striped"))
+
+
+def test_a_ring_step_that_ignores_the_state_it_is_given_fails():
+    seen = {}
+
+    def recompute(m, l, acc, q, k, v, q_pos, k_pos, causal):  # noqa: E741
+        blocks = seen.setdefault((q.tobytes(), q_pos.tobytes()), [])
+        blocks.append((k.astype(np.float64), v.astype(np.float64), k_pos))
+        keys, values, pos = (np.concatenate(parts) for parts in zip(*blocks, strict=True))
+        s = q.astype(np.float64) @ keys.T / np.sqrt(q.shape[1])
+        if causal:
+            s = np.where(pos[None, :] <= q_pos[:, None], s, -np.inf)
+        m_new = s.max(axis=1)
+        e = np.exp(s - np.where(np.isinf(m_new), 0.0, m_new)[:, None])
+        return m_new, e.sum(axis=1), e @ values
+
+    with pytest.raises(part09.CheckFailed, match="elements of `o` are wrong"):
+        part09.check_ring_step(recompute)
+
+
 def test_ring_pieces_merge_in_any_order_to_full_attention():
     q, k, v = (torch.randn(2, 24, 8, generator=torch.Generator().manual_seed(s)) for s in (1, 2, 3))
     expected, expected_lse = ring.attention64(q * 6, k, v, causal=True)

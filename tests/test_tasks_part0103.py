@@ -4,6 +4,7 @@ their wrong-solution fixtures are covered by test_exercises.py."""
 
 import json
 import os
+from dataclasses import replace
 
 os.environ.setdefault("COURSE_MODE", "cpu")
 
@@ -517,8 +518,25 @@ def test_a_serial_block_sum_fails_the_span_budget():
             start = cuda.blockIdx.x * threads
             partial[cuda.blockIdx.x] = np.sum(a[start:start + threads])
 
+    with pytest.raises(tasks.CheckFailed, match="0 reads of shared memory; the task asks for at least 31"):
+        tasks.check_block_sum(serial)  # the smallest case: one element, no span to speak of
+    large = replace(part02.BLOCK_SUM, cases=tuple(c for c in part02.BLOCK_SUM.cases if c.params["n"] > 64))
     with pytest.raises(tasks.CheckFailed, match="accesses .* in its busiest thread; the budget is 24"):
-        tasks.check_block_sum(serial)
+        common.check(large, {"kernel": serial})
+
+
+def test_a_warp_shuffle_block_sum_fails_the_shared_memory_floor():
+    @cuda.jit
+    def shuffles(a, partial):
+        i = cuda.grid(1)
+        value = a[i] if i < a.size else np.float32(0.0)
+        for offset in (16, 8, 4, 2, 1):
+            value += cuda.shfl_down_sync(0xFFFFFFFF, value, offset)
+        if cuda.threadIdx.x == 0:
+            partial[cuda.blockIdx.x] = value
+
+    with pytest.raises(tasks.CheckFailed, match="0 reads of shared memory.*\n.*warp shuffles"):
+        tasks.check_block_sum(shuffles)
 
 
 # ------------------------------------------------------------------------------------- the feedback picture

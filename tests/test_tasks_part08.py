@@ -1,6 +1,9 @@
 """The checks of exercise notebook 08, called directly: the reference solutions pass, the usual slips are
 named, and the inputs carry the families of values that break shortcuts."""
 
+import types
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -14,30 +17,52 @@ def not_written(*args):
     raise NotImplementedError()
 
 
-def test_the_models_own_clock_and_feed_pass_the_cycle_by_cycle_check(capsys):
-    part08.check_systolic(systolic.step, systolic.feed)
+def learners_copy_of_the_model():
+    """The model's source run as a learner's cell: right answers that are not the course's own code."""
+    source = Path(systolic.__file__).read_text()
+    module = types.ModuleType("learners_copy")
+    exec(compile(source, "<a learner's cell>", "exec"), module.__dict__)
+    return module
+
+
+copy = learners_copy_of_the_model()
+
+
+def test_the_models_clock_and_feed_pass_the_cycle_by_cycle_check(capsys):
+    part08.check_systolic(copy.step, copy.feed)
     assert capsys.readouterr().out.startswith("✓ systolic_step and skewed_feed")
+
+
+def test_the_model_itself_or_a_call_into_it_is_refused():
+    with pytest.raises(CheckFailed, match="`feed` from course/models/systolic.py, the course's own code"):
+        part08.check_systolic(copy.step, systolic.feed)
+    with pytest.raises(CheckFailed, match="calls `step` from course/models/systolic.py"):
+        part08.check_systolic(lambda w, a, s, x: systolic.step(w, a, s, x), copy.feed)
+    with pytest.raises(CheckFailed, match="calls `cycle_count` from course/models/systolic.py"):
+        part08.check_systolic_cycles(lambda m, k, n, r, c: systolic.cycle_count(m, k, n, r, c))
+    with pytest.raises(CheckFailed, match="should return an integer count of cycles, not float"):
+        part08.check_systolic_cycles(lambda m, k, n, r, c: float(copy.cycle_count(m, k, n, r, c)))
 
 
 def test_an_unwritten_function_is_reported_as_such():
     with pytest.raises(CheckFailed, match="skewed_feed: not implemented yet"):
-        part08.check_systolic(systolic.step, not_written)
+        part08.check_systolic(copy.step, not_written)
     with pytest.raises(CheckFailed, match="systolic_cycles: not implemented yet"):
         part08.check_systolic_cycles(not_written)
 
 
 def test_a_step_that_returns_one_array_is_told_the_shape_of_the_answer():
     with pytest.raises(CheckFailed, match=r"should return the pair \(a_new, s_new\)"):
-        part08.check_systolic(lambda weights, a, s, x: a, systolic.feed)
+        part08.check_systolic(lambda weights, a, s, x: a, copy.feed)
 
 
 def test_the_cycle_formula_passes_and_its_slips_are_named():
-    part08.check_systolic_cycles(systolic.cycle_count, seeds=(5, 6))
+    part08.check_systolic_cycles(copy.cycle_count, seeds=(5, 6))
     slips = {
-        "one cycle short": lambda m, k, n, r, c: systolic.passes(k, n, r, c) * (m + r + c - 3),
+        "one cycle short": lambda m, k, n, r, c: copy.passes(k, n, r, c) * (m + r + c - 3),
         "one pass only": lambda m, k, n, r, c: m + r + c - 2,
         "passes counted with //": lambda m, k, n, r, c: (k // r) * (n // c) * (m + r + c - 2),
-        "no fill and no drain": lambda m, k, n, r, c: systolic.passes(k, n, r, c) * m,
+        "no fill and no drain": lambda m, k, n, r, c: copy.passes(k, n, r, c) * m,
     }
     for words, slip in slips.items():
         with pytest.raises(CheckFailed, match=words):

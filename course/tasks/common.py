@@ -20,6 +20,7 @@ one success line otherwise.
 
 from __future__ import annotations
 
+import inspect
 import math
 import sys
 import traceback
@@ -27,6 +28,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -538,6 +540,10 @@ def _show(view) -> None:
 def check(task: Task, learner: dict[str, Callable], *, quiet: bool = False) -> None:
     """Run and judge every case; raise CheckFailed on the first failure (in a notebook, with a picture of a
     wrong output), else print one success line."""
+    for role, given in learner.items():
+        origin = course_origin_message(given, f"{task.name} ({role})") if callable(given) else None
+        if origin:
+            raise CheckFailed(origin)
     compiled = set()
     for case in task.cases:
         result = run(task, learner, case)
@@ -581,6 +587,90 @@ def try_it():
             print(f"{type(exc).__name__}{where}: {exc}")
 
 
+# ------------------------------------------------------------------ the course's own code is not an answer
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+# The checks, the models and the reference kernels (course/), and the lesson's benchmark kernels (bench/).
+COURSE_DIRS = (REPOSITORY / "course", REPOSITORY / "bench")
+# Course code a learner's function is given to call: the chunked readers of Parts 6 and 7, and Part 9's
+# measure of a layout's causal work (shown in its "Try it" cell).
+GIVEN_TO_LEARNERS = ("ChunkedReader.", "ChunkReadError.", "causal_work")
+OWN_CODE_HINT = ("The exercise asks for your own code: write it in the solution cell, using the lesson's "
+                 "ideas, not the course's model, reference or checker functions.")
+
+
+class CourseCodeError(Exception):
+    """A learner's function is, or calls, the course's own model, reference or checker code."""
+
+
+def _course_file(code) -> str | None:
+    """The course file (relative to the repository) a code object comes from, or None."""
+    try:
+        path = Path(code.co_filename).resolve()
+    except (OSError, ValueError):
+        return None
+    if not any(path.is_relative_to(folder) for folder in COURSE_DIRS):
+        return None
+    return str(path.relative_to(REPOSITORY))
+
+
+def _python_code(function):
+    """The Python code object behind a function, a Numba dispatcher or a Triton kernel (or None)."""
+    for _ in range(4):
+        code = getattr(function, "__code__", None)
+        if code is not None:
+            return code
+        function = next((getattr(function, name) for name in ("py_func", "fn", "__wrapped__", "__func__")
+                         if getattr(function, name, None) is not None), None)
+        if function is None:
+            return None
+    return None
+
+
+def course_origin_message(function, name: str) -> str | None:
+    """A message when the learner's answer is a function of the course itself (the model of Part 8, a
+    reference kernel in course/kernels, a checker's helper), else None."""
+    code = _python_code(function)
+    where = _course_file(code) if code is not None else None
+    if where is None:
+        return None
+    return (f"{name}: the function you passed is `{code.co_name}` from {where}, the course's own "
+            f"code.\nHint: {OWN_CODE_HINT}")
+
+
+def guard_learner(function: Callable, name: str) -> Callable:
+    """``function`` wrapped so that a call into the course's model, reference or checker code from inside it
+    raises CourseCodeError (the readers handed to the learner excepted)."""
+    if not inspect.isfunction(function):
+        return function
+
+    def guarded(*args, **kwargs):
+        entered = []
+
+        def watch(frame, event, _arg):
+            if event != "call" or entered:
+                return
+            where = _course_file(frame.f_code)
+            caller = frame.f_back  # course code called by course code (a reader helper) is not the learner's
+            if (where is not None and not frame.f_code.co_qualname.startswith(GIVEN_TO_LEARNERS)
+                    and (caller is None or _course_file(caller.f_code) is None)):
+                entered.append((frame.f_code.co_qualname, where))
+
+        previous = sys.getprofile()
+        sys.setprofile(watch)
+        try:
+            value = function(*args, **kwargs)
+        finally:
+            sys.setprofile(previous)
+        if entered:
+            called, where = entered[0]
+            raise CourseCodeError(f"{name} calls `{called}` from {where}, the course's own code. "
+                                  f"{OWN_CODE_HINT}")
+        return value
+
+    return guarded
+
+
 # ------------------------------------------------------------------------------ plain-Python exercises
 
 def run_function(task: Task, function: Callable, case: Case, call: Callable) -> dict:
@@ -591,8 +681,11 @@ def run_function(task: Task, function: Callable, case: Case, call: Callable) -> 
     args = task.make_args(case)
     outputs, error = {}, None
     try:
+        origin = course_origin_message(function, task.name)
+        if origin:
+            raise CourseCodeError(origin)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # the message says it instead
-            returned = call(function, args)
+            returned = call(guard_learner(function, task.name), args)
         returned = returned if len(task.outputs) > 1 else (returned,)
         if not isinstance(returned, tuple) or len(returned) != len(task.outputs):
             raise TypeError(f"{task.name} should return {len(task.outputs)} values "

@@ -69,6 +69,22 @@ def _span_budget(limit: int, rule: str, hint: str) -> Budget:
     return Budget("max_thread_accesses", lambda p: limit, what, rule, hint)
 
 
+def _shared_tree_budgets(task: str) -> tuple[Budget, ...]:
+    """Floors that make the tree (or scan) go through shared memory with barriers, as this notebook teaches:
+    warp shuffles give the same values with neither, and are Part 3's subject."""
+    hint = (f"{task} must combine the block's values through the shared tile: each thread stores its element "
+            f"in tile[t], then in each of the {STEPS} steps reads tile slots the other threads wrote, with "
+            f"cuda.syncthreads() between the steps. One thread that adds up a (a loop, np.sum on a slice) "
+            f"skips the tile, and so do warp shuffles (cuda.shfl_*_sync), Part 3's tool.")
+    return (
+        Budget("shared_loads", lambda p: _cdiv(p["n"], THREADS) * (THREADS - 1), "reads of shared memory",
+               f"{THREADS - 1} per block at least: the {STEPS} steps read the shared tile", hint,
+               at_least=True),
+        Budget("max_block_barriers", lambda p: STEPS, "barriers in its busiest block",
+               f"one per step at least, {STEPS}", hint, at_least=True),
+    )
+
+
 # -------------------------------------------------------------------------------------------- block_sum
 
 def _block_sum_args(case: Case) -> dict:
@@ -108,6 +124,7 @@ BLOCK_SUM = Task(
                      "the block in thread 0, np.sum on a slice, every thread summing the whole tile). Halve "
                      "the number of active threads at each step instead: thread t < stride adds "
                      "tile[t + stride] into tile[t]."),
+        *_shared_tree_budgets("block_sum"),
     ),
     summary=f"1 global read per element, 1 write per block, a tree of {STEPS} steps",
     hint="partial[b] is the sum of a[32*b : 32*b + 32]; elements past the end of a count as 0. The inputs "
@@ -168,6 +185,11 @@ STENCIL = Task(
                      f"at most {STENCIL_SPAN}; the budget allows 4 more",
                      "One thread does the copying (or the summing) for many: every thread copies its own "
                      "element, and the first RADIUS threads also one element of each halo."),
+        Budget("shared_loads", lambda p: (2 * RADIUS + 1) * p["n"], "reads of shared memory",
+               f"{2 * RADIUS + 1} per element at least: every window is read from the shared tile",
+               "Sum each window from the shared tile, tile[t] ... tile[t + 2·RADIUS], after a barrier. "
+               "Reading the neighbours from global memory skips the tile, and so do warp shuffles "
+               "(cuda.shfl_*_sync) that pass them from lane to lane, Part 3's tool.", at_least=True),
     ),
     summary=f"at most 1 global read per element plus {2 * RADIUS} per block, 1 write per element",
     hint=f"out[i] = a[i-{RADIUS}] + ... + a[i+{RADIUS}], where elements outside 0..n-1 count as 0. In shared "
@@ -228,6 +250,7 @@ BLOCK_SCAN = Task(
                      "One thread adds up many values: a thread that sums tile[0..t] itself (O(n²) work in "
                      "all) or thread 0 scanning the block alone. Keep the given algorithm, 5 steps in which "
                      "every thread adds the value offset places to its left, and fix only its barriers."),
+        *_shared_tree_budgets("block_scan"),
     ),
     summary="1 global read and 1 write per element, 5 parallel steps",
     hint="out[i] is the sum of a[start .. i], where start = 32 * (i // 32) is the first element of i's "

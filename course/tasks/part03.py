@@ -251,6 +251,12 @@ DOT = Task(
                "allows 4 more",
                "One thread adds up the block's products one after another (a loop in thread 0, np.sum on the "
                "array): use the tree, stride = cuda.blockDim.x // 2 halving down to 1."),
+        Budget("shared_loads", lambda p: _blocks(p) * (p["threads"] - 1), "reads of shared memory",
+               "threads - 1 per block at least: the tree's steps read the products from the shared array",
+               "Combine all of the block's products in the dynamic shared array, a tree in which thread "
+               "t < stride adds products[t + stride] into products[t], from stride = cuda.blockDim.x // 2: a "
+               "tree that starts at a fixed stride covers only part of a larger block, and an atomic per "
+               "thread or warp shuffles (exercise 2) skip the tree.", at_least=True),
     ),
     summary="dynamic shared memory, 2 global reads per element, 1 atomic add per block, a tree per block",
     hint="out[0] = sum of a[i] * b[i]. Each block sums its products in shared memory, then thread 0 adds the "

@@ -332,6 +332,8 @@ def _work_budgets(lanes: int, reduction: int, unit: str, fix: str) -> tuple[Budg
     )
 
 
+TREE_STEPS = ROW_THREADS.bit_length() - 1  # log2(64) = 6 steps in each shared-memory tree
+
 ROW_SOFTMAX = Task(
     name="row_softmax",
     cases=make_cases([{"rows": r, "cols": c} for r, c in ROW_SIZES]),
@@ -348,6 +350,12 @@ ROW_SOFTMAX = Task(
         Budget("shared_atomics", lambda p: 0, "atomic updates of shared memory", "none: the task asks for a "
                "tree reduction", "64 atomics on one shared slot are done one after another; combine the "
                "partial results with the tree reduction instead."),
+        Budget("max_block_barriers", lambda p: 2 * TREE_STEPS, "barriers in its busiest block",
+               f"at least one per step of the two trees, 2 × log2({ROW_THREADS}) = {2 * TREE_STEPS}",
+               "Combine the 64 partial maxima, and then the 64 partial sums, each with a tree in shared "
+               "memory, a cuda.syncthreads() after each step. One thread's partial result taken for the "
+               "row's skips a tree; warp shuffles followed by a slot per warp are the next exercise's "
+               "method, not this one's.", at_least=True),
     ),
     summary="race-free tree reductions (no thread does more than its share), at most 3 global reads and 1 "
             "write per element",

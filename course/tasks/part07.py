@@ -151,11 +151,20 @@ FLASH_NUMPY = Task(
 
 
 def _judge_kv_reads(case: Case, reads: dict[str, list[int]]) -> str | None:
-    """Trusted half of the method check: every query tile reads each key row of K and V once at most."""
+    """Trusted half of the method check: every query tile reads each key row of K and V once, no more (a
+    pass of its own for the maximum) and no less (a copy of K or V gathered once, kept across query tiles)."""
     p = case.params
     tiles = _cdiv(p["n"], p["tile_q"])
     limit = tiles * p["n"] + p["tile_k"]
     for name, rows in reads.items():
+        if sum(rows) < tiles * p["n"]:
+            return (f"flash_attention_numpy gives the right values for {case.label()}, but it read only "
+                    f"{sum(rows)} rows of {name}; {tiles} query tiles of N = {p['n']} keys read "
+                    f"{tiles * p['n']} when each query tile streams every key tile itself (the outer loop "
+                    f"over query tiles, the inner loop over key tiles).\nHint: do not gather {name} into a "
+                    f"whole array once and keep it (that is ordinary attention, row by row): for each query "
+                    f"tile, read the key tiles {name}[k0:k0 + tile_k] one after another inside the loop and "
+                    f"fold each into m, l and acc with the online update.")
         if sum(rows) > limit:
             return (f"flash_attention_numpy gives the right values for {case.label()}, but it read "
                     f"{sum(rows)} rows of {name}; {tiles} query tile{'s' if tiles > 1 else ''} of N = "

@@ -14,7 +14,20 @@ from course.models import systolic
 from gpusim.sites import place_name
 
 from . import part05
-from .common import Budget, Case, CheckFailed, Output, Task, _error, check, check_function, make_cases
+from .common import (
+    Budget,
+    Case,
+    CheckFailed,
+    CourseCodeError,
+    Output,
+    Task,
+    _error,
+    check,
+    check_function,
+    course_origin_message,
+    guard_learner,
+    make_cases,
+)
 
 TILE = 16  # tile width of the double-buffered matmul; blocks of TILE x TILE threads
 WARP = 32
@@ -122,6 +135,8 @@ def _call(function, name: str, *args):
     try:
         return function(*args), None
     except Exception as exc:  # noqa: BLE001 (every learner mistake becomes a message)
+        if isinstance(exc, CourseCodeError):
+            return None, str(exc)
         if _error(exc)["type"] == "NotImplementedError":
             return None, NOT_IMPLEMENTED.format(name=name)
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/gpusim/" not in f.filename]
@@ -202,6 +217,10 @@ def check_systolic(step, feed, seeds=None) -> None:
         if not callable(function):
             raise CheckFailed(f"{name}: pass your function itself, not {type(function).__name__}.")
     task = SYSTOLIC.with_seeds(seeds) if seeds else SYSTOLIC
+    origin = course_origin_message(feed, "skewed_feed")
+    if origin:
+        raise CheckFailed(origin)
+    feed = guard_learner(feed, "skewed_feed")
     try:
         check_function(task, step, lambda function, args: _histories(function, feed, args))
     except CheckFailed as failure:
@@ -273,8 +292,15 @@ def _cycle_slip(function, task: Task) -> str:
 
 
 def _as_vector(value):
-    """The learner's number as a 1-element array (a 0-d one does not survive the grader's wire), None kept."""
-    return None if value is None else np.array([value], dtype=np.float64)
+    """The learner's number as a 1-element array (a 0-d one does not survive the grader's wire), None kept.
+    A count of cycles is an integer: a float (from `/` or math.ceil on a quotient) is refused."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"systolic_cycles should return an integer count of cycles, not "
+                        f"{type(value).__name__} {value!r}: use // and integer arithmetic "
+                        f"(cdiv(a, b) = (a + b - 1) // b), not / or float().")
+    return np.array([value], dtype=np.float64)
 
 
 def check_systolic_cycles(function, seeds=None) -> None:

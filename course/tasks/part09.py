@@ -192,8 +192,9 @@ def _softmax64(x):
     return e / e.sum(axis=1, keepdims=True)
 
 
+# Rows longer than 1024 columns too: a kernel that hard-codes tl.arange(0, 1024) instead of BLOCK fails.
 SOFTMAX_SIZES = [(1, 1, 0), (3, 7, 3), (2, 64, 0), (4, 65, 16), (5, 100, 7), (2, 257, 0), (1, 31, 1),
-                 (3, 128, 128)]
+                 (3, 128, 128), (2, 1100, 5)]
 TRITON_SOFTMAX = Task(
     name="softmax_kernel",
     cases=make_cases([{"rows": r, "cols": c, "pad": pad} for r, c, pad in SOFTMAX_SIZES]),
@@ -215,7 +216,8 @@ TRITON_SOFTMAX = Task(
                                       "n_cols lanes exist: mask every tl.load and tl.store with "
                                       "cols < n_cols.",
                  "TypeError": "Keep the kernel's parameters as the cell gives them."},
-    hidden_sizes=({"rows": 6, "cols": 513, "pad": 9}, {"rows": 2, "cols": 2, "pad": 30}),
+    hidden_sizes=({"rows": 6, "cols": 513, "pad": 9}, {"rows": 2, "cols": 2, "pad": 30},
+                  {"rows": 1, "cols": 2500, "pad": 3}),
 )
 
 
@@ -285,6 +287,9 @@ def ring_positions(n: int, p: int, layout: str) -> list[np.ndarray]:
     return np.array_split(np.arange(n), p)
 
 
+EARLIER_KEYS = 3  # keys a device has already folded in before the check's ring starts, in some cases
+
+
 def _ring_args(case: Case) -> dict:
     p = case.params
     rng = np.random.default_rng([case.seed, 5])
@@ -293,19 +298,36 @@ def _ring_args(case: Case) -> dict:
     k[-1] *= 3.0  # the last key stands out: for most queries the max arrives with the last block
     layout = ("contiguous", "striped")[p["striped"]]
     orders = [rng.permutation(p["p"]) for _ in range(p["p"])]  # each device meets the blocks in its own order
-    arrays = {"q": (q * loud).astype(np.float32), "k": k.astype(np.float32), "v": v.astype(np.float32)}
+    # In one case of three every device starts from a state that already holds EARLIER keys (positions before
+    # 0, seen by every query), as after a previous ring pass: ring_step must fold into the state it is given.
+    earlier = EARLIER_KEYS if case.seed % 3 == 2 else 0
+    k0, v0 = (rng.uniform(-1.0, 1.0, size=(earlier, p["d"])).astype(np.float32) for _ in range(2))
+    arrays = {"q": (q * loud).astype(np.float32), "k": k.astype(np.float32), "v": v.astype(np.float32),
+              "k0": k0, "v0": v0}
     for a in arrays.values():
         a.flags.writeable = False
     return {**arrays, "positions": ring_positions(p["n"], p["p"], layout), "orders": orders,
             "causal": bool(p["causal"])}
 
 
+def _earlier_state(q, k0, v0):
+    """The float64 (m, l, acc) of queries q after the earlier keys k0 (all visible), or the empty state."""
+    if not len(k0):
+        return np.full(len(q), -np.inf), np.zeros(len(q)), np.zeros((len(q), q.shape[1]))
+    s = np.asarray(q, np.float64) @ np.asarray(k0, np.float64).T / math.sqrt(q.shape[1])
+    m = s.max(axis=1)
+    e = np.exp(s - m[:, None])
+    return m, e.sum(axis=1), e @ np.asarray(v0, np.float64)
+
+
 def _ring_reference(case: Case, args: dict) -> dict:
-    q, k, v = (np.asarray(args[name], dtype=np.float64) for name in "qkv")
+    q, k, v, k0, v0 = (np.asarray(args[name], dtype=np.float64) for name in ("q", "k", "v", "k0", "v0"))
     scores = q @ k.T / math.sqrt(q.shape[1])
     if args["causal"]:
         n = len(q)
         scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    scores = np.concatenate([q @ k0.T / math.sqrt(q.shape[1]), scores], axis=1)
+    v = np.concatenate([v0, v])
     m = scores.max(axis=1, keepdims=True)
     e = np.exp(scores - m)
     total = e.sum(axis=1, keepdims=True)
@@ -320,7 +342,7 @@ def _run_ring(function, args):
     states = {}
     for r, pos in enumerate(positions):
         if len(pos):
-            states[r] = (np.full(len(pos), -np.inf), np.zeros(len(pos)), np.zeros((len(pos), d)))
+            states[r] = _earlier_state(q[pos], args["k0"], args["v0"])
     for step in range(len(positions)):
         for r in states:
             b = int(args["orders"][r][step])
@@ -365,7 +387,8 @@ RING_STEP = Task(
          "row); alpha = exp(m - m_new); p = exp(s - m_new); l = alpha*l + p.sum(1); acc = alpha*acc + p @ v. "
          "A row that has seen no key yet has m = -inf: where m_new is -inf use 0 in the exponents "
          "(exp(-inf - (-inf)) is NaN). The blocks come in any order: the largest score may arrive last. "
-         "ring_step must use only its arguments: the check runs several devices' steps interleaved.",
+         "ring_step must use only its arguments: the check runs several devices' steps interleaved, and "
+         "sometimes starts a device from a state that already holds earlier keys.",
     hidden_sizes=({"n": 40, "p": 5, "d": 8, "causal": 1, "striped": 0},
                   {"n": 21, "p": 2, "d": 4, "causal": 1, "striped": 1}),
 )

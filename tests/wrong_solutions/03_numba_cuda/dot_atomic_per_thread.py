@@ -1,7 +1,7 @@
 """Every thread adds its product to out[0] with an atomic: right, but n atomics queue up on one element."""
 
 REPLACES = 'dot_solution'
-FAILS = {'check_dot': 'atomic adds to global memory'}
+FAILS = {'check_dot': 'an atomic per thread'}
 FAMILY = 'method'
 SOURCE = '''
 @cuda.jit
