@@ -94,6 +94,9 @@ def versions(explore):
             dict(BM=256, WM=64, WN=64, TM=16, max_registers=None),
             dict(BM=256, WM=64, WN=64, TM=16, BK=16, max_registers=None),
             dict(BN=256, WM=64, WN=64, TN=16, max_registers=None),
+            dict(pipelined=True), dict(BK=16, pipelined=True),
+            dict(BM=256, WM=64, WN=64, TM=16, max_registers=None, pipelined=True),
+            dict(BM=256, WM=64, WN=64, TM=16, BK=16, max_registers=None, pipelined=True),
         ]:
             f = mm.make_warptile_matmul(**cfg)
             v.append(("x17 warp " + ",".join(f"{k}={x}" for k, x in cfg.items()), f, f.kernel, "exploration"))

@@ -553,7 +553,7 @@ def make_double_buffered_matmul(TILE):
 
 
 def make_warptile_matmul(BM=128, BN=128, BK=8, WM=64, WN=32, TM=8, TN=8, double_buffer=True, UNROLL=2,
-                         max_registers=128):
+                         max_registers=128, pipelined=False):
     """Version 12 with each warp owning one WM x WN rectangle of the block's tile (a *warp tile*).
 
     Versions 8-12 spread a thread's 4x4 sub-tiles over the whole block tile: the 32 threads of a warp read
@@ -564,6 +564,8 @@ def make_warptile_matmul(BM=128, BN=128, BK=8, WM=64, WN=32, TM=8, TN=8, double_
     each one wavefront. Every index is built with shifts and masks (sizes are powers of two), so Numba sees
     non-negative indices and adds no wraparound selects. The k loop is version 12's: the next tile's global
     loads go to registers before this step's FMAs, two shared buffers, one barrier per step.
+    ``pipelined=True`` writes the k loop of a step out in full (no loop left for the compiler to keep), with
+    two fragment sets in turn: the shared loads of k + 1 come before the FMAs of k.
     """
     LM, LN = WM // TM, WN // TN
     WARPS_N = BN // WN
@@ -601,12 +603,23 @@ def make_warptile_matmul(BM=128, BN=128, BK=8, WM=64, WN=32, TM=8, TN=8, double_
     load_b = [f"gb{p} = B[kq + kb + {(NT // BN) * p}, col0 + cb]" for p in range(LB)]
     store = [f"sA[ka, ra + {(NT // BK) * p}] = ga{p}" for p in range(LA)]
     store += [f"sB[kb + {(NT // BN) * p}, cb] = gb{p}" for p in range(LB)]
-    inner = [f"for k in range(0, BK, {UNROLL}):"]
-    for u in range(UNROLL):
-        inner += [f"    a_{i}_{u} = sA[k + {u}, ar + {rows[i]}]" for i in RI]
-        inner += [f"    b_{j}_{u} = sB[k + {u}, bc + {cols[j]}]" for j in RJ]
-    for u in range(UNROLL):
-        inner += [f"    c_{i}_{j} += a_{i}_{u} * b_{j}_{u}" for i in RI for j in RJ]
+    def fragments(k, u, indent=""):
+        return ([f"{indent}a_{i}_{u} = sA[{k}, ar + {rows[i]}]" for i in RI]
+                + [f"{indent}b_{j}_{u} = sB[{k}, bc + {cols[j]}]" for j in RJ])
+
+    def fmas(u, indent=""):
+        return [f"{indent}c_{i}_{j} += a_{i}_{u} * b_{j}_{u}" for i in RI for j in RJ]
+
+    if pipelined:
+        inner = fragments(0, 0)
+        for k in range(BK):
+            inner += (fragments(k + 1, (k + 1) % 2) if k + 1 < BK else []) + fmas(k % 2)
+    else:
+        inner = [f"for k in range(0, BK, {UNROLL}):"]
+        for u in range(UNROLL):
+            inner += fragments(f"k + {u}", u, "    ")
+        for u in range(UNROLL):
+            inner += fmas(u, "    ")
     if double_buffer:
         body = _double_buffered_steps(body, load_a + load_b, store, inner)
     else:
