@@ -15,6 +15,8 @@ Each version is one function or one *kernel factory*; its docstring says what it
                                  ``double_buffer=True`` gives it version 9's two shared buffers.
 9. ``make_double_buffered_matmul(TILE)``  version 4 with two shared buffers per operand: the next tile loads
                                  while this one is multiplied, one barrier per tile instead of two.
+17. ``make_warptile_matmul``     version 12 with warp tiles and indices the compiler knows are >= 0
+                                 (13-16 are the tensor-core rungs, in tensorcore.py).
 
 Sizes: the tiled kernels assume M, N, K are multiples of their tile sizes (the benchmark uses 4096);
 ``matmul_naive`` handles any size.
@@ -566,6 +568,8 @@ def make_warptile_matmul(BM=128, BN=128, BK=8, WM=64, WN=32, TM=8, TN=8, double_
     loads go to registers before this step's FMAs, two shared buffers, one barrier per step.
     ``pipelined=True`` writes the k loop of a step out in full (no loop left for the compiler to keep), with
     two fragment sets in turn: the shared loads of k + 1 come before the FMAs of k.
+    Measured best on the H200 (bench/NOTES.md): BM=256, WM=WN=64, TM=16, pipelined, no register cap
+    (207 registers, one block of 8 warps per SM).
     """
     LM, LN = WM // TM, WN // TN
     WARPS_N = BN // WN
