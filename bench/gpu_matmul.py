@@ -48,6 +48,8 @@ def versions(explore):
     db32 = mm.make_double_buffered_matmul(32)
     v12 = mm.make_regtile_matmul_vec(128, 128, 8, 8, 8, prefetch=True, UNROLL=2, max_registers=128,
                                      double_buffer=True)
+    v17 = mm.make_warptile_matmul(BM=256, BN=128, BK=8, WM=64, WN=64, TM=16, TN=8, max_registers=None,
+                                  pipelined=True)
     v = [
         ("1 naive", mm.launch_naive, mm.matmul_naive, "one thread per output"),
         ("2 tiled16 static", mm.launch_tiled16, mm.matmul_tiled16, "16x16 static shared tiles"),
@@ -70,6 +72,7 @@ def versions(explore):
         ("11 double-buffered TILE=16", db16, db16.kernel, "version 4, 2 shared buffers, 1 barrier per tile"),
         ("11 double-buffered TILE=32", db32, db32.kernel, "version 4, 2 shared buffers, 1 barrier per tile"),
         ("12 version 10 double-buffered", v12, v12.kernel, "v10, 2 shared buffers, 1 barrier per step"),
+        ("17 warp tiles, 256x128x8, 16x8/thread", v17, v17.kernel, "warps of 64x64, 1 block per SM"),
     ]
     if explore:
         for cfg in [
@@ -87,6 +90,17 @@ def versions(explore):
         ]:
             f = mm.make_regtile_matmul_vec(**cfg)
             v.append(("x9 vec " + ",".join(f"{k}={x}" for k, x in cfg.items()), f, f.kernel, "exploration"))
+        for cfg in [
+            dict(), dict(double_buffer=False), dict(UNROLL=1), dict(WM=32, WN=64), dict(BK=16),
+            dict(BM=256, WM=64, WN=64, TM=16, max_registers=None),
+            dict(BM=256, WM=64, WN=64, TM=16, BK=16, max_registers=None),
+            dict(BN=256, WM=64, WN=64, TN=16, max_registers=None),
+            dict(pipelined=True), dict(BK=16, pipelined=True),
+            dict(BM=256, WM=64, WN=64, TM=16, max_registers=None, pipelined=True),
+            dict(BM=256, WM=64, WN=64, TM=16, BK=16, max_registers=None, pipelined=True),
+        ]:
+            f = mm.make_warptile_matmul(**cfg)
+            v.append(("x17 warp " + ",".join(f"{k}={x}" for k, x in cfg.items()), f, f.kernel, "exploration"))
         for cfg in [
             dict(BM=128, BN=64, BK=8, TM=8, TN=4),
             dict(BM=128, BN=128, BK=16, TM=8, TN=8, prefetch=True),

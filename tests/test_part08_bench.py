@@ -19,6 +19,7 @@ from course.kernels import matmul as mm
     (["1"], ["1 naive"]),
     (["double"], ["11 double-buffered TILE=16", "11 double-buffered TILE=32",
                   "12 version 10 double-buffered"]),
+    (["17"], ["17 warp tiles, 256x128x8, 16x8/thread"]),
 ])
 def test_only_picks_versions_by_number_or_name(only, expected):
     names = [name for name, *_ in gpu_matmul.versions(False)]
@@ -53,6 +54,19 @@ def test_double_buffered_register_tiled_kernel_halves_the_barriers():
     double = run_checked(v12, 128, 8 * steps, 128, (1, 1), 256)
     assert single.max_block_barriers == 2 * steps + 1
     assert double.max_block_barriers == 1 + 2 * ((steps + 1) // 2)
+
+
+@pytest.mark.parametrize("shape", [
+    dict(),  # 8 warps of 64x32, 8x8 per thread, 2 blocks per SM
+    # version 17 as measured: 16x8 per thread, 1 block per SM, each step's k loop written out
+    dict(BM=256, WM=64, WN=64, TM=16, max_registers=None, pipelined=True),
+])
+def test_warp_tiled_kernel_is_race_free_with_one_barrier_per_step(shape):
+    steps = 5
+    v17 = mm.make_warptile_matmul(**shape)
+    bm, bk = shape.get("BM", 128), shape.get("BK", 8)
+    report = run_checked(v17, 2 * bm, bk * steps, 256, (2, 2), v17.threads)
+    assert report.max_block_barriers == 1 + 2 * ((steps + 1) // 2)
 
 
 def test_dry_run_of_the_lesson_command_runs_the_chosen_versions_on_the_simulator():

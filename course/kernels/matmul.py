@@ -15,6 +15,8 @@ Each version is one function or one *kernel factory*; its docstring says what it
                                  ``double_buffer=True`` gives it version 9's two shared buffers.
 9. ``make_double_buffered_matmul(TILE)``  version 4 with two shared buffers per operand: the next tile loads
                                  while this one is multiplied, one barrier per tile instead of two.
+17. ``make_warptile_matmul``     version 12 with warp tiles and indices the compiler knows are >= 0
+                                 (13-16 are the tensor-core rungs, in tensorcore.py).
 
 Sizes: the tiled kernels assume M, N, K are multiples of their tile sizes (the benchmark uses 4096);
 ``matmul_naive`` handles any size.
@@ -544,4 +546,104 @@ def make_double_buffered_matmul(TILE):
         kernel[(C.shape[1] // TILE, C.shape[0] // TILE), (TILE, TILE)](A, B, C)
 
     launch.kernel = kernel
+    return launch
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 17. warp tiles (the fp32 ladder's next rung; 13-16 are the tensor-core rungs in tensorcore.py)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def make_warptile_matmul(BM=128, BN=128, BK=8, WM=64, WN=32, TM=8, TN=8, double_buffer=True, UNROLL=2,
+                         max_registers=128, pipelined=False):
+    """Version 12 with each warp owning one WM x WN rectangle of the block's tile (a *warp tile*).
+
+    Versions 8-12 spread a thread's 4x4 sub-tiles over the whole block tile: the 32 threads of a warp read
+    2 distinct runs of A and 16 of B per k (256 bytes of B: two shared-memory wavefronts). Here the warps
+    split the block tile into WM x WN pieces, and a warp's lanes form an LM x LN grid inside its piece
+    (LM = WM // TM, LN = WN // TN, LM * LN = 32): lane (tm, tn) owns rows ``tm*4 + i`` (+ multiples of
+    4*LM) and columns ``tn*4 + j`` (+ multiples of 4*LN). A warp then reads 8 runs of A and 4 of B per k,
+    each one wavefront. Every index is built with shifts and masks (sizes are powers of two), so Numba sees
+    non-negative indices and adds no wraparound selects. The k loop is version 12's: the next tile's global
+    loads go to registers before this step's FMAs, two shared buffers, one barrier per step.
+    ``pipelined=True`` writes the k loop of a step out in full (no loop left for the compiler to keep), with
+    two fragment sets in turn: the shared loads of k + 1 come before the FMAs of k.
+    Measured best on the H200 (bench/NOTES.md): BM=256, WM=WN=64, TM=16, pipelined, no register cap
+    (207 registers, one block of 8 warps per SM).
+    """
+    LM, LN = WM // TM, WN // TN
+    WARPS_N = BN // WN
+    NT = (BM // WM) * WARPS_N * 32
+    LA, LB = (BM * BK) // NT, (BK * BN) // NT
+    assert LM * LN == 32 and TM % 4 == 0 and TN % 4 == 0 and BM % WM == 0 and BN % WN == 0
+    assert LA * NT == BM * BK and LB * NT == BK * BN and NT % BK == 0 and NT % BN == 0
+    for size in (BK, BN, LN, WARPS_N):
+        assert size & (size - 1) == 0, "sizes used as masks must be powers of two"
+    PAD = BM + 4
+    align = "" if config.ENABLE_CUDASIM else ", alignment=16"
+    rows = [f"{(i // 4) * 4 * LM + i % 4}" for i in range(TM)]
+    cols = [f"{(j // 4) * 4 * LN + j % 4}" for j in range(TN)]
+    RI, RJ = range(TM), range(TN)
+    log = {n: n.bit_length() - 1 for n in (BK, BN, LN, WARPS_N)}
+    body = [
+        f"sA = cuda.shared.array((BK, PAD), float32{align})  # A tile, transposed: sA[k, m]",
+        f"sB = cuda.shared.array((BK, BN), float32{align})",
+        "tid = cuda.threadIdx.x & 1023  # the masks tell the compiler that every index is >= 0",
+        "lane = tid & 31",
+        "warp = tid >> 5",
+        f"ar = (warp >> {log[WARPS_N]}) * WM + (lane >> {log[LN]}) * 4  # first row this thread reads",
+        f"bc = (warp & {WARPS_N - 1}) * WN + (lane & {LN - 1}) * 4  # first column",
+        "row0 = (cuda.blockIdx.y & 65535) * BM",
+        "col0 = (cuda.blockIdx.x & 0x7FFFFFFF) * BN",
+        "K = A.shape[1]",
+        f"ra = tid >> {log[BK]}",
+        f"ka = tid & {BK - 1}",
+        f"kb = tid >> {log[BN]}",
+        f"cb = tid & {BN - 1}",
+    ]
+    body += [f"c_{i}_{j} = float32(0.0)" for i in RI for j in RJ]
+    load_a = ["kq = k0 & 0x7FFFFFFF"]  # k0 >= 0, said so that no load index needs a wraparound select
+    load_a += [f"ga{p} = A[row0 + ra + {(NT // BK) * p}, kq + ka]" for p in range(LA)]
+    load_b = [f"gb{p} = B[kq + kb + {(NT // BN) * p}, col0 + cb]" for p in range(LB)]
+    store = [f"sA[ka, ra + {(NT // BK) * p}] = ga{p}" for p in range(LA)]
+    store += [f"sB[kb + {(NT // BN) * p}, cb] = gb{p}" for p in range(LB)]
+    def fragments(k, u, indent=""):
+        return ([f"{indent}a_{i}_{u} = sA[{k}, ar + {rows[i]}]" for i in RI]
+                + [f"{indent}b_{j}_{u} = sB[{k}, bc + {cols[j]}]" for j in RJ])
+
+    def fmas(u, indent=""):
+        return [f"{indent}c_{i}_{j} += a_{i}_{u} * b_{j}_{u}" for i in RI for j in RJ]
+
+    if pipelined:
+        inner = fragments(0, 0)
+        for k in range(BK):
+            inner += (fragments(k + 1, (k + 1) % 2) if k + 1 < BK else []) + fmas(k % 2)
+    else:
+        inner = [f"for k in range(0, BK, {UNROLL}):"]
+        for u in range(UNROLL):
+            inner += fragments(f"k + {u}", u, "    ")
+        for u in range(UNROLL):
+            inner += fmas(u, "    ")
+    if double_buffer:
+        body = _double_buffered_steps(body, load_a + load_b, store, inner)
+    else:
+        body += ["k0 = 0"] + load_a + load_b + store + ["cuda.syncthreads()"]
+        body += ["for k0 in range(BK, K + BK, BK):", "    if k0 < K:"]
+        body += ["        " + s for s in load_a + load_b]
+        body += ["    " + s for s in inner]
+        body += ["    cuda.syncthreads()", "    if k0 < K:"]
+        body += ["        " + s for s in store]
+        body += ["    cuda.syncthreads()"]
+    body += [f"C[row0 + ar + {rows[i]}, col0 + bc + {cols[j]}] = c_{i}_{j}" for i in RI for j in RJ]
+    src = "def warptile_matmul(A, B, C):\n" + _unrolled(body, 4) + "\n"
+    consts = dict(BK=BK, BN=BN, BM=BM, PAD=PAD, WM=WM, WN=WN)
+    opts = {} if max_registers is None or config.ENABLE_CUDASIM else {"max_registers": max_registers}
+    kernel = cuda.jit(compile_source(src, "warptile_matmul", consts), **opts)
+
+    def launch(A, B, C):
+        kernel[(C.shape[1] // BN, C.shape[0] // BM), NT](A, B, C)
+
+    launch.kernel = kernel
+    launch.source = src
+    launch.threads = NT
     return launch
