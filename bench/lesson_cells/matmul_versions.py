@@ -20,6 +20,7 @@ LADDER = (  # (the row's name in the results, what the lesson calls it)
     ("8 regtile gen 128x128x8 8x8 prefetch", "8 + register prefetch"),
     ("9 regtile vec4 128x128x8 8x8 prefetch", "9 + 16-byte shared loads"),
     ("10 vec4 + unroll2 + max_registers=128", "10 + loads one step ahead, 128 registers"),
+    ("17 warp tiles, 256x128x8, 16x8/thread", "17 warp tiles, A transposed, one block per SM"),
 )
 
 
