@@ -6,13 +6,13 @@ import numpy as np
 
 SIMPLE = "numba 2 smem K/V tiles"
 # The last rung first: a device recorded before version 7 existed is compared through version 6.
-FASTEST = ("numba 7 v6 heaviest-first, any N", "numba 6 shfl 1-barrier 256x64 U4")
+LAST_RUNGS = ("numba 7 v6 heaviest-first, any N", "numba 6 shfl 1-barrier 256x64 U4")
 SHAPE = (16, 4096, 64, False)  # (B*H, N, d, causal) of the comparison in section 6
 
 
-def fastest(names):
+def last_rung(names):
     """The last rung of the ladder among `names`, or None."""
-    return next((name for name in FASTEST if name in names), None)
+    return next((name for name in LAST_RUNGS if name in names), None)
 
 
 def key(row):
@@ -67,7 +67,7 @@ def show_ladder(records):
             if numba:
                 print(f"{record.tag}, {describe(shape)}: fastest Numba version: "
                       f"{min(numba, key=lambda row: row['ms'])['name']}")
-            last = fastest(rows)
+            last = last_rung(rows)
             if last is not None:
                 row = rows[last]
                 sdpa = row["ratio_vs_sdpa"]
@@ -80,7 +80,7 @@ def show_ladder(records):
                       f"{row['extra_bytes'] / 2**20:.0f} MiB against {unfused_gib:.1f} GiB unfused")
 
 
-def show_causal_against_full(records, names=("torch unfused", "torch SDPA", *FASTEST)):
+def show_causal_against_full(records, names=("torch unfused", "torch SDPA", *LAST_RUNGS)):
     """For each device and sequence length: causal time / full time of PyTorch and of the last rungs."""
     for record in records:
         ms = {(row["BH"], row["N"], row["causal"], row["name"]): row["ms"] for row in rows_of(record)}
