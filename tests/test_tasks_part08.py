@@ -94,3 +94,19 @@ def test_the_classroom_grader_sees_every_task_through_its_hooks(function, names,
     assert [(step.kind, step.task) for step in steps] == [(kind, task)]
     hidden = planned_steps(part08, function, names, {"seeds": (1, 2, 3)})
     assert len(hidden[0].task.cases) > len(task.cases)
+
+
+def test_the_model_is_refused_however_it_is_handed_in_and_the_call_names_the_learners_line():
+    import functools
+
+    from course.tasks.common import CourseCodeError, guard_learner, refuse_course_code
+
+    with pytest.raises(CourseCodeError, match="`feed` from course/models/systolic.py"):
+        refuse_course_code(functools.partial(systolic.feed), "skewed_feed")
+
+    def calls_the_model(*args):
+        return systolic.feed(*args)
+
+    own_code = r"`feed` from course/models/systolic.py, the course.s own code, at test_tasks_part08.py:\d+"
+    with pytest.raises(CourseCodeError, match=own_code):
+        guard_learner(calls_the_model, "skewed_feed")(np.ones((2, 2), np.float32), 0, 2)

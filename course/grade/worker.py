@@ -66,13 +66,11 @@ def _extra_message(extra, case, function) -> str | None:
 def kernel_step(task, learner: dict) -> dict:
     """A kernel Task's learner half: the kernel's spec and, where the learner launches it, the plans."""
     from course.kernelsource import describe
-    from course.tasks.common import CourseCodeError, course_origin_message, plan_launches
+    from course.tasks.common import plan_launches, refuse_course_code
 
     try:
         for role, given in learner.items():
-            origin = course_origin_message(given, f"{task.name} ({role})") if callable(given) else None
-            if origin:
-                raise CourseCodeError(origin)
+            refuse_course_code(given, f"{task.name} ({role})")
         spec = describe(learner["kernel"])
         plans = None if task.configure is not None else \
             [plan_launches(task, learner["launch"], case) for case in task.cases]

@@ -20,8 +20,9 @@ one success line otherwise.
 
 from __future__ import annotations
 
-import inspect
+import functools
 import math
+import os
 import sys
 import traceback
 import warnings
@@ -541,9 +542,7 @@ def check(task: Task, learner: dict[str, Callable], *, quiet: bool = False) -> N
     """Run and judge every case; raise CheckFailed on the first failure (in a notebook, with a picture of a
     wrong output), else print one success line."""
     for role, given in learner.items():
-        origin = course_origin_message(given, f"{task.name} ({role})") if callable(given) else None
-        if origin:
-            raise CheckFailed(origin)
+        refuse_course_code(given, f"{task.name} ({role})")
     compiled = set()
     for case in task.cases:
         result = run(task, learner, case)
@@ -599,14 +598,21 @@ OWN_CODE_HINT = ("The exercise asks for your own code: write it in the solution 
                  "ideas, not the course's model, reference or checker functions.")
 
 
-class CourseCodeError(Exception):
+KERNEL_PACKAGES = ("numba", "numba_cuda", "numba_cuda_mlir", "triton")
+
+
+class CourseCodeError(CheckFailed):
     """A learner's function is, or calls, the course's own model, reference or checker code."""
 
 
-def _course_file(code) -> str | None:
-    """The course file (relative to the repository) a code object comes from, or None."""
+@functools.lru_cache(maxsize=4096)
+def _course_path(filename: str) -> str | None:
+    """`filename` relative to the repository when it lies in course/ or bench/, else None. Names that are
+    not paths (`<string>`, `<ipython-input-3>`, a dataclass's generated `__init__`) are never course code."""
+    if not os.path.isabs(filename):
+        return None
     try:
-        path = Path(code.co_filename).resolve()
+        path = Path(filename).resolve()
     except (OSError, ValueError):
         return None
     if not any(path.is_relative_to(folder) for folder in COURSE_DIRS):
@@ -615,57 +621,68 @@ def _course_file(code) -> str | None:
 
 
 def _python_code(function):
-    """The Python code object behind a function, a Numba dispatcher or a Triton kernel (or None)."""
-    for _ in range(4):
+    """The Python code object behind a function, a Numba dispatcher, a Triton kernel or a functools.partial
+    (or None)."""
+    for _ in range(6):
         code = getattr(function, "__code__", None)
         if code is not None:
             return code
-        function = next((getattr(function, name) for name in ("py_func", "fn", "__wrapped__", "__func__")
-                         if getattr(function, name, None) is not None), None)
-        if function is None:
+        inner = next((getattr(function, name) for name in ("py_func", "fn", "__wrapped__", "__func__", "func")
+                      if getattr(function, name, None) is not None), None)
+        if inner is None or inner is function:
             return None
+        function = inner
     return None
 
 
-def course_origin_message(function, name: str) -> str | None:
-    """A message when the learner's answer is a function of the course itself (the model of Part 8, a
-    reference kernel in course/kernels, a checker's helper), else None."""
+def refuse_course_code(function, name: str) -> None:
+    """Raise CourseCodeError when the learner's answer is a function of the course itself (the model of
+    Part 8, a reference kernel in course/kernels, a checker's helper), however it is wrapped."""
     code = _python_code(function)
-    where = _course_file(code) if code is not None else None
-    if where is None:
-        return None
-    return (f"{name}: the function you passed is `{code.co_name}` from {where}, the course's own "
-            f"code.\nHint: {OWN_CODE_HINT}")
+    where = _course_path(code.co_filename) if code is not None else None
+    if where is not None:
+        raise CourseCodeError(f"{name}: the function you passed is `{code.co_name}` from {where}, the "
+                              f"course's own code.\nHint: {OWN_CODE_HINT}")
 
 
 def guard_learner(function: Callable, name: str) -> Callable:
     """``function`` wrapped so that a call into the course's model, reference or checker code from inside it
-    raises CourseCodeError (the readers handed to the learner excepted)."""
-    if not inspect.isfunction(function):
+    raises CourseCodeError, naming the learner's line (the readers handed to the learner excepted). Kernels
+    (Numba dispatchers, Triton kernels) are returned as they are: they are checked by where they come from."""
+    if type(function).__module__.partition(".")[0] in KERNEL_PACKAGES:
         return function
 
     def guarded(*args, **kwargs):
         entered = []
+        previous = sys.getprofile()
+        if previous is not None and not callable(previous):
+            raise CheckFailed(f"{name}: a profiler is running (`%prun` or cProfile); run the check without "
+                              f"it, then profile your function on its own.")
 
-        def watch(frame, event, _arg):
+        def watch(frame, event, arg):
+            if previous is not None:
+                previous(frame, event, arg)
             if event != "call" or entered:
                 return
-            where = _course_file(frame.f_code)
+            where = _course_path(frame.f_code.co_filename)
             caller = frame.f_back  # course code called by course code (a reader helper) is not the learner's
             if (where is not None and not frame.f_code.co_qualname.startswith(GIVEN_TO_LEARNERS)
-                    and (caller is None or _course_file(caller.f_code) is None)):
-                entered.append((frame.f_code.co_qualname, where))
+                    and (caller is None or _course_path(caller.f_code.co_filename) is None)):
+                line = place_name(caller.f_code.co_filename, caller.f_lineno) if caller is not None else "?"
+                entered.append(f"{name} calls `{frame.f_code.co_qualname}` from {where}, the course's own "
+                               f"code, at {line}.\nHint: {OWN_CODE_HINT}")
 
-        previous = sys.getprofile()
         sys.setprofile(watch)
         try:
             value = function(*args, **kwargs)
+        except Exception as exc:
+            if entered:
+                raise CourseCodeError(entered[0]) from exc
+            raise
         finally:
             sys.setprofile(previous)
         if entered:
-            called, where = entered[0]
-            raise CourseCodeError(f"{name} calls `{called}` from {where}, the course's own code. "
-                                  f"{OWN_CODE_HINT}")
+            raise CourseCodeError(entered[0])
         return value
 
     return guarded
@@ -681,9 +698,7 @@ def run_function(task: Task, function: Callable, case: Case, call: Callable) -> 
     args = task.make_args(case)
     outputs, error = {}, None
     try:
-        origin = course_origin_message(function, task.name)
-        if origin:
-            raise CourseCodeError(origin)
+        refuse_course_code(function, task.name)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # the message says it instead
             returned = call(guard_learner(function, task.name), args)
         returned = returned if len(task.outputs) > 1 else (returned,)

@@ -24,9 +24,9 @@ from .common import (
     _error,
     check,
     check_function,
-    course_origin_message,
     guard_learner,
     make_cases,
+    refuse_course_code,
 )
 
 TILE = 16  # tile width of the double-buffered matmul; blocks of TILE x TILE threads
@@ -217,9 +217,7 @@ def check_systolic(step, feed, seeds=None) -> None:
         if not callable(function):
             raise CheckFailed(f"{name}: pass your function itself, not {type(function).__name__}.")
     task = SYSTOLIC.with_seeds(seeds) if seeds else SYSTOLIC
-    origin = course_origin_message(feed, "skewed_feed")
-    if origin:
-        raise CheckFailed(origin)
+    refuse_course_code(feed, "skewed_feed")
     feed = guard_learner(feed, "skewed_feed")
     try:
         check_function(task, step, lambda function, args: _histories(function, feed, args))
