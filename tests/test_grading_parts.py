@@ -176,10 +176,14 @@ def test_forged_replies_are_refused_by_the_schema(assignments):
         ({"type": "answer", "steps": [{**kernel_step, "error": {"type": "X" * 10_000, "message": ""}}],
           "failure": None}, vector_add),
         ({"type": "answer", "steps": [{**kernel_step, "extra": 1}], "failure": None}, vector_add),
+        ({"type": "missing", "names": [{"a": 1}]}, vector_add),  # unhashable: a TypeError, not a refusal
     ]
     for message, call in forged:
         with pytest.raises(wire.WireError):
             protocol.answer(message, call)
+    for message in ({"type": "running", "cell": [0]}, {"type": "running", "cell": True}):
+        with pytest.raises(wire.WireError):
+            protocol.setup_message(message, {0, 1})
     checked = protocol.answer({"type": "answer", "steps": [kernel_step], "failure": None}, grayscale)
     assert checked["steps"][0]["error"] == {"type": "X", "message": "y"}
 
@@ -193,6 +197,7 @@ def test_launch_plans_name_only_the_cases_arrays_or_numbers():
     assert protocol._plan(good, names) == good
     base = {"grid": [1, 1, 1], "block": [1, 1, 1], "shared": 0, "args": []}
     for bad in ({**base, "grid": [1, 1]}, {**base, "shared": -1}, {**base, "args": [{"arg": "__import__"}]},
+                {**base, "args": [{"arg": ["rgb"]}]},
                 {**base, "args": [{"value": "os", "type": "int"}]},
                 {**base, "args": [{"value": 10**100, "type": "int"}]}, {**base, "args": [{"value": 1}]}):
         with pytest.raises(wire.WireError):

@@ -99,10 +99,18 @@ class Channel:
                     raise WorkerTimeout()
                 if select.select([self._reader.fd], [], [], remaining)[0] and not self._reader.fill(cap):
                     raise WorkerDied(self._death())
-            return check(wire.loads(line))
+            message = wire.loads(line)
         except wire.WireError as error:
             self.close()
             raise WorkerDied(f"it sent a malformed message: {error}") from None
+        try:
+            return check(message)
+        except wire.WireError as error:
+            self.close()
+            raise WorkerDied(f"it sent a malformed message: {error}") from None
+        except Exception as error:  # noqa: BLE001 (a message the schema did not foresee costs only this worker)
+            self.close()
+            raise WorkerDied(f"it sent a message the grader cannot read ({type(error).__name__})") from None
 
     def close(self) -> None:
         """Kill the worker with everything it started (if still running) and remove its folders."""

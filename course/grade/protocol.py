@@ -80,7 +80,8 @@ def setup_message(message, cell_indices: set[int]) -> dict:
     """``running {cell}`` (one of the cells sent) or ``ready {cell_errors}``."""
     if isinstance(message, dict) and message.get("type") == "running":
         _keys(message, {"type", "cell"}, "a running message")
-        if message["cell"] not in cell_indices or isinstance(message["cell"], bool):
+        if not isinstance(message["cell"], int) or isinstance(message["cell"], bool) \
+                or message["cell"] not in cell_indices:
             raise WireError("a running message names a cell that was not sent")
         return message
     _keys(_typed(message, "ready"), {"type", "cell_errors"}, "a ready message")
@@ -106,7 +107,8 @@ def _plan(value, names: set[str]) -> dict:
         if not isinstance(launch["args"], list) or len(launch["args"]) > len(names) + 16:
             raise WireError("a planned launch has no list of arguments")
         for arg in launch["args"]:
-            if isinstance(arg, dict) and arg.keys() == {"arg"} and arg["arg"] in names:
+            if isinstance(arg, dict) and arg.keys() == {"arg"} and isinstance(arg["arg"], str) \
+                    and arg["arg"] in names:
                 continue
             if isinstance(arg, dict) and arg.keys() == {"value", "type"} and isinstance(arg["type"], str) \
                     and len(arg["type"]) <= MAX_TYPE_NAME and isinstance(arg["value"], (int, float)) \
@@ -150,7 +152,8 @@ def answer(message, call: CheckCall) -> dict:
     if isinstance(message, dict) and message.get("type") == "missing":
         _keys(message, {"type", "names"}, "a missing message")
         names = message["names"]
-        if not isinstance(names, list) or not names or not set(names) <= set(call.names):
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names) \
+                or not set(names) <= set(call.names):
             raise WireError("a missing message names objects the check did not ask for")
         return {"type": "missing", "names": names}
     _keys(_typed(message, "answer"), {"type", "steps", "failure"}, "an answer")
