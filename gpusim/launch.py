@@ -23,7 +23,7 @@ from .rewrite import rewrite
 from .scheduler import Scheduler
 from .sites import TAG
 from .vectorize import vector_code
-from .wave import VectorCuda, VectorLaunch, bind
+from .wave import WAVE_LANES, VectorCuda, VectorLaunch, WaveTooLarge, bind
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)
@@ -165,19 +165,25 @@ class Kernel:
         if code is None:
             return reason
         saved = [(array, array.copy()) for array in map(_as_numpy, args) if array is not None]
-        try:
-            launch = self._vector_launch(code, grid, block, shared_bytes, args, start)
-        except Exception as error:  # noqa: BLE001 -- any failure: the thread engine reruns and reports it
-            for array, copy in saved:
-                np.copyto(array, copy)
-            return str(error) or type(error).__name__
+        launch = None
+        for lanes_per_wave in (WAVE_LANES, 1):  # one block per wave if a wave logs too much
+            try:
+                launch = self._vector_launch(code, grid, block, shared_bytes, args, start, lanes_per_wave)
+                break
+            except Exception as error:  # noqa: BLE001 -- any failure: the thread engine reruns and reports it
+                for array, copy in saved:
+                    np.copyto(array, copy)
+                if not isinstance(error, WaveTooLarge):
+                    return str(error) or type(error).__name__
+        if launch is None:
+            return "a block with more element accesses than the vector engine keeps at once"
         fields = launch.report_fields()
         fields["dynamic_shared_bytes"] = shared_bytes
         values = launch.checker.counters.values if launch.checked else None
         self.report = Report(self.__name__, grid, block, self.check, fields, values)
         return None
 
-    def _vector_launch(self, code, grid, block, shared_bytes, args, start):
+    def _vector_launch(self, code, grid, block, shared_bytes, args, start, lanes_per_wave):
         memory = Memory()
         fake = VectorCuda(lambda value: rebinder.value(value, None))
         rebinder = Rebinder(fake, memory.codes, _constants(memory, self.check))
@@ -191,7 +197,7 @@ class Kernel:
         vector_fn = bind(code, fn)
         share = np.inf if self.timeout is None else self.timeout * VECTOR_SHARE_OF_TIMEOUT
         launch = VectorLaunch(vector_fn, sim_args, grid, block, shared_bytes, self.shared_limit, fake, memory,
-                              checker, tag, start + share)
+                              checker, tag, start + share, lanes_per_wave)
         launch.run()
         for original, copy in copy_backs:
             np.copyto(original, copy)

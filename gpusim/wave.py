@@ -27,7 +27,12 @@ from .memory import STATIC_SHARED_LIMIT, c_strides
 from .sites import TAG
 from .vectorize import vector_code
 
-WAVE_LANES = 8192
+WAVE_LANES = 8192  # threads per wave (whole blocks; at least one block)
+MAX_WAVE_ENTRIES = 1 << 22  # element accesses a wave may hold before it hands over to the checker
+
+
+class WaveTooLarge(Bail):
+    """A wave logged more element accesses than MAX_WAVE_ENTRIES (retry with one block per wave)."""
 
 
 class _Undefined:
@@ -154,6 +159,7 @@ class Wave:
         self.static_shared = np.zeros(nblocks, dtype=np.int64)
         self.shared = {}
         self.records = []  # checked: (epoch, lanes or None, elements, meta)
+        self.entries = 0
         self.touches = {}  # unchecked: key -> [(epoch, lanes or None, flat index, is write)]
         self.deadline = launch.vector_deadline
         self.iterations = 0
@@ -616,6 +622,9 @@ class Wave:
     def _log(self, array, local, where, write, site):
         launch = self.launch
         lanes = None if self.all_active else np.flatnonzero(self.mask)
+        self.entries += self.n if lanes is None else len(lanes)
+        if self.entries > MAX_WAVE_ENTRIES:
+            raise WaveTooLarge("a wave with more element accesses than the engine keeps at once")
         if launch.checked:
             meta = (array.write_meta if write else array.read_meta) + self.tag + site
             elements = local + array.element_base
@@ -653,7 +662,7 @@ class VectorLaunch:
     order check (unchecked). Raises Bail when the thread engine must run it instead."""
 
     def __init__(self, fn, args, grid, block, dynamic_bytes, shared_limit, fake, memory, checker, tag,
-                 vector_deadline):
+                 vector_deadline, lanes_per_wave=WAVE_LANES):
         self.fn = fn
         self.args = args
         self.grid = grid
@@ -667,6 +676,7 @@ class VectorLaunch:
         self.checked = checker is not None
         self.tag = tag
         self.vector_deadline = vector_deadline
+        self.lanes_per_wave = lanes_per_wave
         self.wave_arrays = {}
         self.device_functions = {}
         self.shared_specs = {}  # site -> (region site, name, nbytes)
@@ -681,7 +691,7 @@ class VectorLaunch:
     def run(self):
         grid = self.grid
         order = [Dim3(x, y, z) for z in range(grid.z) for y in range(grid.y) for x in range(grid.x)]
-        per_wave = max(1, WAVE_LANES // self.nthreads)
+        per_wave = max(1, self.lanes_per_wave // self.nthreads)
         for start in range(0, len(order), per_wave):
             self._run_wave(order[start: start + per_wave])
 
