@@ -4,8 +4,9 @@
     python bench/sim_speed.py --save     # also writes bench/results/sim_speed_cpu.txt
 
 Numba's simulator runs in a subprocess with NUMBA_ENABLE_CUDASIM=1; gpusim runs here, with checks and
-without. Every run's result is compared with numpy. Times are wall-clock seconds, best of --repeat runs
-(Numba's simulator: one run).
+without, as it ships (its vector engine; the script stops if a launch fell back to threads) and on its thread
+engine alone (engine="thread", for comparison). Every run's result is compared with numpy. Times are
+wall-clock seconds, best of --repeat runs (Numba's simulator: one run).
 """
 
 import argparse
@@ -51,13 +52,15 @@ def inputs(n):
     return rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
 
 
-def timed_launch(launch, n):
+def timed_launch(launch, n, engine=None):
     A, B = inputs(n)
     C = np.zeros((n, n), dtype=np.float32)
     start = time.perf_counter()
     launch[(n // TILE, n // TILE), (TILE, TILE)](A, B, C)
     seconds = time.perf_counter() - start
     np.testing.assert_allclose(C, A @ B, rtol=1e-4)
+    if engine is not None and launch.engine_used != engine:
+        raise SystemExit(f"gpusim ran the {launch.engine_used} engine, not {engine}: {launch.fallback}")
     return seconds
 
 
@@ -69,12 +72,12 @@ def numba_simulator_times(sizes):
     return {int(n): s for n, s in json.loads(done.stdout.strip().splitlines()[-1]).items()}
 
 
-def gpusim_times(sizes, check, repeat):
+def gpusim_times(sizes, check, repeat, engine):
     import gpusim
 
-    launch = gpusim.jit(matmul_tiled, check=check)
-    timed_launch(launch, TILE)
-    return {n: min(timed_launch(launch, n) for _ in range(repeat)) for n in sizes}
+    launch = gpusim.jit(matmul_tiled, check=check, engine="thread" if engine == "thread" else "auto")
+    timed_launch(launch, TILE, engine)
+    return {n: min(timed_launch(launch, n, engine) for _ in range(repeat)) for n in sizes}
 
 
 def machine():
@@ -117,8 +120,10 @@ def main():
         print(json.dumps({n: timed_launch(matmul_tiled, n) for n in args.numba_sim}))
         return
     times = {"Numba simulator": numba_simulator_times(SIZES)}
-    times["gpusim check=True"] = gpusim_times(SIZES, True, args.repeat)
-    times["gpusim check=False"] = gpusim_times(SIZES, False, args.repeat)
+    times["gpusim check=True"] = gpusim_times(SIZES, True, args.repeat, "vector")
+    times["gpusim check=False"] = gpusim_times(SIZES, False, args.repeat, "vector")
+    times["threads check=True"] = gpusim_times(SIZES, True, args.repeat, "thread")
+    times["threads check=False"] = gpusim_times(SIZES, False, args.repeat, "thread")
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     header = (
         f"Tiled matmul ({TILE}x{TILE} tiles, float32), wall-clock seconds;"
