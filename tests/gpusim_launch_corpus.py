@@ -292,16 +292,18 @@ def _exercise_notebooks():
     return {path.stem: path for path in sorted((ROOT / "solutions").glob("0*.ipynb"))}
 
 
-def solution_namespace(path, replacements=None):
+def solution_namespace(path, replacements=None, variant=""):
     """A notebook's setup, constant and solution cells (nbgrader cells that are not checks) run in order in a
-    fresh namespace, a cell optionally replaced by grade_id; demo and check cells are not run."""
+    fresh namespace, a cell optionally replaced by grade_id; demo and check cells are not run. Each `variant`
+    gets file names of its own: gpusim rebuilds kernels from the source that linecache holds for their file,
+    so two versions of a cell under one name would run each other's code."""
     replacements = replacements or {}
     namespace = {"__name__": f"solutions {path.stem}"}
     for cell in code_cells(path):
         if cell["grade_id"] is None or cell["graded"]:
             continue
         source = replacements.get(cell["grade_id"], cell["source"])
-        filename = f"<{path.stem} cell {cell['index'] + 1}>"
+        filename = f"<{path.stem} cell {cell['index'] + 1}{variant}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), namespace)
     return namespace
@@ -389,7 +391,7 @@ def _first_failing_case(task, namespace):
     for case in task.cases:
         for launch in task_launches(task, namespace, case, "probe"):
             try:
-                gpusim.jit(launch.kernel)[launch.config](*launch.make_args())
+                gpusim.jit(launch.kernel, engine="thread")[launch.config](*launch.make_args())
             except gpusim.KernelError:
                 return case
     return _two_cases(task)[1]
@@ -409,7 +411,8 @@ def wrong_solution_launches():
         if not any(error in expected for error in GPUSIM_ERRORS) or any(e in expected for e in SLOW_ERRORS):
             continue
         stem = fixture.parent.name
-        namespace = solution_namespace(notebooks[stem], {spec["REPLACES"]: spec["SOURCE"]})
+        replacement = {spec["REPLACES"]: spec["SOURCE"]}
+        namespace = solution_namespace(notebooks[stem], replacement, f", {fixture.stem}")
         for task in _replaced_tasks(_task_module(stem).TASKS, spec["REPLACES"]):
             case = _first_failing_case(task, namespace)
             label = f"wrong/{stem[:2]}/{fixture.stem}/{_label(task, case)}"

@@ -6,8 +6,6 @@ path cannot silently disappear.
 `pytest -s tests/test_gpusim_engines.py -k gives` prints which engine ran each launch, and why it fell back.
 """
 
-import inspect
-
 import numpy as np
 import pytest
 from gpusim_launch_corpus import launches
@@ -28,14 +26,12 @@ MUST_VECTORIZE = (
     "golden/matmul_naive",
     "solution/tiled_matmul/m=17,k=20,n=9",  # the exercise's tiled matmul, edge tiles in every direction
 )
-ENGINES = "engine" in inspect.signature(gpusim.jit).parameters  # False until the vector engine lands
 
 
 def simulate(name, check, engine):
     """One launch of the corpus on one engine: the kernel, the error it raised (or None), its arguments."""
     launch = CORPUS[name]
-    options = dict(launch.options, **({"engine": engine} if ENGINES else {}))
-    kernel = gpusim.jit(launch.kernel, check=check, **options)
+    kernel = gpusim.jit(launch.kernel, check=check, engine=engine, **launch.options)
     args = launch.make_args()
     try:
         kernel[launch.config](*args)
@@ -101,19 +97,17 @@ def differences(name, thread, vector):
 def test_the_vector_engine_gives_what_the_thread_engine_gives(name, check):
     thread = simulate(name, check, "thread")
     vector = simulate(name, check, "vector")
-    if ENGINES:
-        kernel = vector[0]
-        print(f"{name} check={check}: {kernel.engine_used}", kernel.fallback or "")
+    print(f"{name} check={check}: {vector[0].engine_used}", vector[0].fallback or "")
     assert differences(name, thread, vector) == []
 
 
-@pytest.mark.skipif(not ENGINES, reason="gpusim.jit has no engine= yet")
 @pytest.mark.parametrize("check", [True, False], ids=["checked", "fast"])
 @pytest.mark.parametrize("name", MUST_VECTORIZE)
 def test_the_fast_path_runs_the_kernels_it_was_made_for(name, check):
     kernel, error, _ = simulate(name, check, "vector")
     assert error is None
-    assert (kernel.engine_used, kernel.fallback) == ("vector", None)
+    assert kernel.engine_used == "vector", f"the vector engine gave up: {kernel.fallback}"
+    assert kernel.fallback is None
 
 
 def test_the_corpus_has_awkward_shapes_buggy_kernels_and_the_kernels_that_must_vectorize():
