@@ -62,8 +62,53 @@ class Lanes:
         raise Bail(f"attribute {name} of a per-thread value")
 
 
+class Mixed:
+    """A value whose type differs between lanes (`x = a[i] if i < n else 0.0`): parts of (lanes, Lanes).
+    It can be stored into an array, and used wherever every active lane holds one part."""
+
+    __slots__ = ("parts",)
+    __array_ufunc__ = None
+    __hash__ = None
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def resolve(self):
+        """The part that holds every active lane, or Bail."""
+        mask = ctx.mask
+        for lanes, value in self.parts:
+            if (lanes.all() if mask is None else not (mask & ~lanes).any()):
+                return value
+        raise Bail("a value whose type differs between the active lanes")
+
+    __bool__ = __index__ = __int__ = __float__ = __iter__ = __len__ = Lanes._refuse
+
+
+def mix(mask, new, old, n):
+    """`new` on the lanes of `mask`, `old` on the others, whatever their types."""
+    parts = []
+    for lanes, value in ((mask, new), (~mask, old)):
+        pieces = value.parts if type(value) is Mixed else [(np.ones(n, dtype=bool), value)]
+        for where, piece in pieces:
+            where = where & lanes
+            if not where.any():
+                continue
+            piece = piece if type(piece) is Lanes else Lanes(broadcast(piece, n), _type_of(piece)[0] == "py")
+            for k, (other_where, other) in enumerate(parts):
+                if same_type(other, piece):
+                    parts[k] = (other_where | where, Lanes(np.where(where, piece.a, other.a), other.py))
+                    break
+            else:
+                parts.append((where, piece))
+    if len(parts) == 1:
+        return parts[0][1]
+    return Mixed(parts)
+
+
 def _split(x):
     """(values, py, kind) of an operand: Lanes, Python scalar or NumPy scalar."""
+    if type(x) is Mixed:
+        x = x.resolve()
     if type(x) is Lanes:
         if x.undef is not None and (_active(x.undef)).any():
             raise Bail("a variable read before every lane assigned it")
@@ -224,13 +269,23 @@ for _name, _op, _mirror in (("lt", operator.lt, operator.gt), ("le", operator.le
                             ("gt", operator.gt, operator.lt), ("ge", operator.ge, operator.le),
                             ("eq", operator.eq, operator.eq), ("ne", operator.ne, operator.ne)):
     setattr(Lanes, f"__{_name}__", _binary(_op)[0])
+def _resolving(name):
+    return lambda self, *other: getattr(self.resolve(), name)(*other)
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
+              "rshift"):
+    setattr(Mixed, f"__{_name}__", _resolving(f"__{_name}__"))
+    setattr(Mixed, f"__r{_name}__", _resolving(f"__r{_name}__"))
+for _name in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "invert"):
+    setattr(Mixed, f"__{_name}__", _resolving(f"__{_name}__"))
 Lanes.__neg__ = lambda self: _unary(operator.neg, self)
 Lanes.__pos__ = lambda self: _unary(operator.pos, self)
 Lanes.__invert__ = lambda self: _unary(operator.invert, self)
 
 
 def truth(x):
-    """Per-lane truth values (a bool array) of Lanes."""
+    """Per-lane truth values (a bool array) of Lanes (or Mixed)."""
     values, _, kind = _split(x)
     return values if kind == "b" else values != 0
 
@@ -303,6 +358,8 @@ def lanewise(function, args, n):
         return Lanes(np.zeros(n, dtype=np.int64), True)
     columns = []
     for arg in args:
+        if type(arg) is Mixed:
+            arg = arg.resolve()
         if type(arg) is Lanes:
             _split(arg)
             picked = arg.a[index]
@@ -321,12 +378,14 @@ def _lanes_count(args):
     for arg in args:
         if type(arg) is Lanes:
             return len(arg.a)
+        if type(arg) is Mixed:
+            return len(arg.parts[0][0])
     return None
 
 
 def _pick(function, x, y, n):
     """min/max of two values the way Python picks: y if y < x (min) else x."""
-    if not same_type(x, y):
+    if type(x) is Mixed or type(y) is Mixed or not same_type(x, y):
         return lanewise(function, (x, y), n)
     better = truth(binop(operator.lt if function is builtins.min else operator.gt, y, x))
     return like(x, np.where(better, broadcast(y, n), broadcast(x, n)))

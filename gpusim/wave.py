@@ -19,7 +19,7 @@ import numpy as np
 from .arrays import KIND_SHIFT, SIZE_SHIFT, WRITE, DeviceArray
 from .context import SimThread
 from .fakecuda import WARP_SIZE, Dim3, FakeCuda
-from .lanes import PURE, Bail, Lanes, ctx, same_type, truth
+from .lanes import PURE, Bail, Lanes, Mixed, ctx, mix, same_type, truth
 from .lanes import broadcast as lanes_broadcast
 from .lanes import call as lanes_call
 from .memory import STATIC_SHARED_LIMIT, c_strides
@@ -72,8 +72,15 @@ _REFUSED = frozenset({
     "any_sync", "activemask", "match_any_sync", "match_all_sync", "threadfence", "threadfence_block",
     "threadfence_system", "lanemask_lt",
 })
+def _refuse(name):
+    def refused(self):
+        raise Bail(f"cuda.{name}")
+
+    return property(refused)
+
+
 for _refused in _REFUSED:
-    setattr(VectorCuda, _refused, property(lambda self, name=_refused: self.__getattr__(name)))
+    setattr(VectorCuda, _refused, _refuse(_refused))
 
 
 class WaveArray:
@@ -156,6 +163,8 @@ class Wave:
 
     def test(self, value):
         """True or False when every active lane agrees, else the mask of the lanes that take the branch."""
+        if type(value) is Mixed:
+            value = value.resolve()
         if type(value) is not Lanes:
             return bool(value)
         t = truth(value)
@@ -253,14 +262,18 @@ class Wave:
         if not mask.any():
             return old
         if old is UNDEF:
+            if type(new) is Mixed:
+                raise Bail("a variable first assigned values of different types")
             values = lanes_broadcast(new, self.n)
             undef = ~mask
             py = type(new) is Lanes and new.py or type(new) in (bool, int, float)
             return Lanes(values, py, undef)
         if type(old) is not Lanes and type(new) is not Lanes and type(old) is type(new) and old == new:
             return old
-        if not same_type(old, new):
-            raise Bail("a variable that holds values of different types on different lanes")
+        if type(old) is Mixed or type(new) is Mixed or not same_type(old, new):
+            if type(old) is Lanes and old.undef is not None:
+                raise Bail("a variable that holds values of different types on different lanes")
+            return mix(mask, new, old, self.n)
         merged = np.where(mask, lanes_broadcast(new, self.n), lanes_broadcast(old, self.n))
         undef = None
         if type(old) is Lanes and old.undef is not None:
@@ -289,6 +302,8 @@ class Wave:
                     return value
                 value = following()
                 continue
+            if type(value) is Mixed:
+                value = value.resolve()
             t = truth(value)
             going = t if keep_going else ~t
             going = going if self.all_active else going & self.mask
@@ -302,9 +317,9 @@ class Wave:
             if test:
                 nxt_truth = truth(nxt) if type(nxt) is Lanes else np.full(self.n, bool(nxt))
                 value = Lanes(np.where(going, nxt_truth, t), True)
+            elif type(nxt) is Mixed or not same_type(value, nxt):
+                value = mix(going, nxt, value, self.n)
             else:
-                if not same_type(value, nxt):
-                    raise Bail("and/or of values of different types on different lanes")
                 value = Lanes(np.where(going, lanes_broadcast(nxt, self.n), value.a), value.py)
         if test and type(value) is Lanes:
             return Lanes(truth(value), True)
@@ -329,8 +344,8 @@ class Wave:
             no = orelse()
         finally:
             self.pop()
-        if not same_type(yes, no):
-            raise Bail("x if t else y of different types on different lanes")
+        if type(yes) is Mixed or type(no) is Mixed or not same_type(yes, no):
+            return mix(taken, yes, no, self.n)
         return Lanes(np.where(taken, lanes_broadcast(yes, self.n), lanes_broadcast(no, self.n)),
                      yes.py if type(yes) is Lanes else type(yes) in (bool, int, float))
 
@@ -499,6 +514,12 @@ class Wave:
         local = self._index(array, index)
         where = self._where(array, local)
         self._log(array, local, where, True, site)
+        if type(item) is Mixed:
+            values = np.empty(self.n, dtype=array.dtype)
+            for lanes, part in item.parts:
+                part = part if type(part) is Lanes else Lanes(lanes_broadcast(part, self.n), True)
+                values[lanes] = self._cast(part, array.dtype)[lanes]
+            item = Lanes(values, False)
         if type(item) is Lanes:
             values = self._cast(item, array.dtype)
             if type(where) is not np.ndarray:
