@@ -6,7 +6,6 @@ import random
 import signal
 import threading
 import time
-import types
 from contextlib import contextmanager
 
 import numpy as np
@@ -24,7 +23,7 @@ from .rewrite import rewrite
 from .scheduler import Scheduler
 from .sites import TAG
 from .vectorize import vector_code
-from .wave import VectorCuda, VectorLaunch
+from .wave import VectorCuda, VectorLaunch, bind
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)
@@ -189,9 +188,7 @@ class Kernel:
             _refuse_aliases(sim_args)
         tag = fn.__globals__[TAG]
         memory.codes[tag >> TAG_SHIFT] = None  # the vector kernel numbers its sites (gpusim.counters)
-        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
-        closure = tuple(cells[name] for name in code.co_freevars) or None
-        vector_fn = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+        vector_fn = bind(code, fn)
         share = np.inf if self.timeout is None else self.timeout * VECTOR_SHARE_OF_TIMEOUT
         launch = VectorLaunch(vector_fn, sim_args, grid, block, shared_bytes, self.shared_limit, fake, memory,
                               checker, tag, start + share)

@@ -224,7 +224,9 @@ class _Statements:
 
     def _Return(self, node):
         value = self.expr(node.value) if node.value is not None else ast.Constant(None)
-        return [ast.If(_r("ret", value), [ast.Return(None)], [])]
+        held = self.temporary("r")
+        return [ast.Assign([_name(held, load=False)], value),
+                ast.If(_r("ret", _name(held)), [ast.Return(_r("retval", _name(held)))], [])]
 
     def _Assert(self, node):
         return [ast.Expr(_r("check", self.expressions.test(node.test)))]

@@ -13,16 +13,19 @@ engine, which then also gives every error message:
 
 import operator
 import time
+import types
 
 import numpy as np
 
-from .arrays import KIND_SHIFT, SIZE_SHIFT, WRITE, DeviceArray
+from .arrays import KIND_SHIFT, SIZE_SHIFT, TAG_SHIFT, WRITE, DeviceArray
 from .context import SimThread
 from .fakecuda import WARP_SIZE, Dim3, FakeCuda
 from .lanes import PURE, Bail, Lanes, Mixed, ctx, mix, same_type, truth
 from .lanes import broadcast as lanes_broadcast
 from .lanes import call as lanes_call
 from .memory import STATIC_SHARED_LIMIT, c_strides
+from .sites import TAG
+from .vectorize import vector_code
 
 WAVE_LANES = 8192
 
@@ -138,7 +141,10 @@ class Wave:
         self.block_of_lane = np.repeat(np.arange(nblocks), nt)
         self.everyone = np.ones(n, dtype=bool)
         self.mask = self.everyone
-        self.alive = self.everyone
+        self.alive = self.everyone  # lanes that have not returned from the kernel
+        self.scope = self.everyone  # lanes that have not returned from the function running now
+        self.frames = []  # device functions being called: gpusim.wave.Call
+        self.tag = launch.tag
         self.all_active = True
         self.full = True
         self.stack = []
@@ -159,7 +165,7 @@ class Wave:
         self.mask = mask
         self.all_active = bool(mask.all())
         ctx.mask = None if self.all_active else mask
-        self.full = self.all_active or bool((mask == self.alive).all())
+        self.full = self.all_active or bool((mask == self.scope).all())
 
     def test(self, value):
         """True or False when every active lane agrees, else the mask of the lanes that take the branch."""
@@ -187,18 +193,18 @@ class Wave:
 
     def flip(self):
         outer, taken = self.stack[-1]
-        self._set(outer & ~taken & self.alive)
+        self._set(outer & ~taken & self.scope)
 
     def pop(self):
         outer, _ = self.stack.pop()
-        self._set(outer & self.alive)
+        self._set(outer & self.scope)
 
     def loop_push(self):
         self.loops.append([self.mask, self.mask, len(self.stack)])
 
     def loop_pop(self):
         outer = self.loops.pop()[0]
-        self._set(outer & self.alive)
+        self._set(outer & self.scope)
 
     def _tick(self):
         self.iterations += 1
@@ -232,18 +238,66 @@ class Wave:
     def jump(self):
         """break or continue: only when every lane in the loop's iteration takes it."""
         frame = self.loops[-1]
-        if len(self.stack) != frame[2] or not (self.mask == (frame[1] & self.alive)).all():
+        if len(self.stack) != frame[2] or not (self.mask == (frame[1] & self.scope)).all():
             raise Bail("break or continue taken by some lanes only")
 
     def ret(self, value):
-        """return: True (a real return) when every live lane returns, else those lanes leave."""
-        if value is not None:
-            raise Bail("a kernel that returns a value")
-        if self.full:
-            return True
-        self.alive = self.alive & ~self.mask
+        """return: True (a real Python return) when every lane still in the function returns, else those
+        lanes leave it (the kernel, or the device function, whose result they keep)."""
+        if not self.frames:
+            if value is not None:
+                raise Bail("a kernel that returns a value")
+            if self.full:
+                return True
+            self.alive = self.scope = self.alive & ~self.mask
+        else:
+            frame = self.frames[-1]
+            if self.full:
+                return True
+            frame.result = value if frame.result is UNDEF else self._merge(self.mask, value, frame.result)
+            frame.returned = frame.returned | self.mask
+            self.scope = self.scope & ~self.mask
         self._set(self.mask & ~self.mask)
         return False
+
+    def retval(self, value):
+        """What a real return gives back: the value, merged with what lanes that left earlier returned."""
+        if not self.frames:
+            return None
+        frame = self.frames[-1]
+        frame.finished = True
+        if frame.result is UNDEF:
+            return value
+        return self._merge(self.mask, value, frame.result)
+
+    def _merge(self, mask, new, old):
+        if new is None or old is None:
+            if new is None and old is None:
+                return None
+            raise Bail("a device function that returns a value on some lanes only")
+        if type(new) is not Mixed and type(old) is not Mixed and same_type(new, old):
+            return Lanes(np.where(mask, lanes_broadcast(new, self.n), lanes_broadcast(old, self.n)),
+                         type(new) is Lanes and new.py or type(new) in (bool, int, float))
+        return mix(mask, new, old, self.n)
+
+    def _device_call(self, function, args):
+        """Call a device function's vector version with the active lanes; its returns are merged."""
+        vector = self.launch.device_function(function)
+        frame = _Call(self.mask, self.scope, self.tag)
+        self.frames.append(frame)
+        self.scope = self.mask
+        self._set(self.mask)
+        self.tag = function.__globals__[TAG]
+        try:
+            value = vector(self, *args)
+        finally:
+            self.frames.pop()
+            self.tag = frame.tag
+            self.scope = frame.scope
+            self._set(frame.entry & self.alive)
+        if not frame.finished and frame.result is not UNDEF and frame.result is not None:
+            raise Bail("a device function that returns a value on some lanes only")
+        return value
 
     def check(self, value):
         if self.mask.any() and self.test(value) is not True:
@@ -385,6 +439,8 @@ class Wave:
             return range(*args)
         if function is len:
             return len(args[0])
+        if type(function) is types.FunctionType and TAG in function.__globals__:
+            return self._device_call(function, args)
         underlying = getattr(function, "__func__", None)
         if underlying in (FakeCuda.grid, FakeCuda.gridsize) or function is FakeCuda.fma:
             return function(*args)
@@ -561,7 +617,7 @@ class Wave:
         launch = self.launch
         lanes = None if self.all_active else np.flatnonzero(self.mask)
         if launch.checked:
-            meta = (array.write_meta if write else array.read_meta) + launch.tag + site
+            meta = (array.write_meta if write else array.read_meta) + self.tag + site
             elements = local + array.element_base
             if lanes is not None and type(elements) is np.ndarray:
                 elements = elements[lanes]
@@ -570,6 +626,20 @@ class Wave:
             if lanes is not None and type(where) is np.ndarray:
                 where = where[lanes]
             self.touches.setdefault(array.key, []).append((self.epoch, lanes, where, write, array.global_))
+
+
+class _Call:
+    """A device function being called: the lanes that called it and what the ones that returned gave."""
+
+    __slots__ = ("entry", "scope", "tag", "result", "returned", "finished")
+
+    def __init__(self, entry, scope, tag):
+        self.entry = entry
+        self.scope = scope
+        self.tag = tag
+        self.result = UNDEF
+        self.returned = np.zeros_like(entry)
+        self.finished = False
 
 
 def thread_dims(block):
@@ -598,6 +668,7 @@ class VectorLaunch:
         self.tag = tag
         self.vector_deadline = vector_deadline
         self.wave_arrays = {}
+        self.device_functions = {}
         self.shared_specs = {}  # site -> (region site, name, nbytes)
         self.blocks = 0
         self.barriers = 0
@@ -643,6 +714,18 @@ class VectorLaunch:
         self.barriers += int(wave.block_barriers.sum())
         self.max_block_barriers = max(self.max_block_barriers, int(wave.block_barriers.max()))
         self.max_static_shared = max(self.max_static_shared, int(wave.static_shared.max()))
+
+    def device_function(self, function):
+        """The vector version of a rebound device function (made once per launch)."""
+        known = self.device_functions.get(function)
+        if known is None:
+            code, reason = vector_code(function.__code__)
+            if code is None:
+                raise Bail(reason)
+            known = self.device_functions[function] = bind(code, function)
+            if self.checked:
+                self.memory.codes[function.__globals__[TAG] >> TAG_SHIFT] = None
+        return known
 
     def new_shared(self, site, flat, shape, size, nbytes):
         """A shared array of the wave; in a checked launch, its region (one per block, made at replay)."""
@@ -766,3 +849,9 @@ def _conflicts(touches, n):
     if (several & np.logical_or.reduceat(write, starts)).any():
         raise Bail("two threads touch one element, one of them writing, with nothing to order them")
 
+
+def bind(code, function):
+    """The vector code of `function` with its globals, defaults and closure."""
+    cells = dict(zip(function.__code__.co_freevars, function.__closure__ or (), strict=True))
+    closure = tuple(cells[name] for name in code.co_freevars) or None
+    return types.FunctionType(code, function.__globals__, function.__name__, function.__defaults__, closure)
