@@ -91,11 +91,15 @@ def _same_function(code, new, cuda_names):
         skip = (None, c.co_firstlineno)
         return {line for c2 in _codes(c) for _, _, line in c2.co_lines() if line not in skip}
 
+    def constants(c):  # every constant but code objects, with its type (1 and 1.0 differ)
+        return {(type(k), k) for c2 in _codes(c) for k in c2.co_consts if not isinstance(k, types.CodeType)}
+
     added = set(new.co_names) - set(code.co_names)
     dropped = set(code.co_names) - set(new.co_names)
     return (new.co_varnames == code.co_varnames and new.co_freevars == code.co_freevars
             and new.co_argcount == code.co_argcount and added <= sitecalls.METHODS
-            and dropped <= {"syncthreads", *cuda_names} and lines(new) <= lines(code))
+            and dropped <= {"syncthreads", *cuda_names} and lines(new) <= lines(code)
+            and constants(code) <= constants(new))
 
 
 def _codes(code):

@@ -719,7 +719,10 @@ class VectorLaunch:
             ctx.mask = None
         self.end_epoch(wave, last=True)
         if self.checked:
-            self._replay(wave, blocks)
+            try:
+                self._replay(wave, blocks)
+            except Exception as error:  # the message needs the thread engine's code objects: it reruns
+                raise Bail(f"the checker found an error ({type(error).__name__})") from None
         self.blocks += nblocks
         self.barriers += int(wave.block_barriers.sum())
         self.max_block_barriers = max(self.max_block_barriers, int(wave.block_barriers.max()))
