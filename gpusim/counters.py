@@ -43,6 +43,11 @@ def _changes(*sorted_keys):
     return new
 
 
+def _starts(code, offsets):
+    """The instruction each offset belongs to; a vector-engine kernel (code None) numbers its sites itself."""
+    return offsets if code is None else sites.instruction_starts(code, offsets)
+
+
 class Counters:
     """Accumulates the counters of one launch."""
 
@@ -99,12 +104,12 @@ class Counters:
         tag = epoch.tag
         first = int(tag[0])
         if (tag == first).all():
-            lasti = sites.instruction_starts(codes[first], epoch.lasti)
+            lasti = _starts(codes[first], epoch.lasti)
         else:
             lasti = epoch.lasti.copy()
             for index in np.unique(tag).tolist():
                 sel = tag == index
-                lasti[sel] = sites.instruction_starts(codes[index], lasti[sel])
+                lasti[sel] = _starts(codes[index], lasti[sel])
         return tag << 16 | lasti
 
     def _count_aligned(self, tid, addr, site, shared):

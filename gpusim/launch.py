@@ -1,6 +1,7 @@
 """`gpusim.jit`: wrap a kernel, parse `k[grid, block, stream, shared_bytes]`, convert arguments, run."""
 
 import numbers
+import os
 import random
 import signal
 import threading
@@ -21,6 +22,8 @@ from .report import Report
 from .rewrite import rewrite
 from .scheduler import Scheduler
 from .sites import TAG
+from .vectorize import vector_code
+from .wave import WAVE_LANES, VectorCuda, VectorLaunch, WaveTooLarge, bind
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)
@@ -29,20 +32,25 @@ SCHEDULES = ("sequential", "random")
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_SHARED_BYTES = 48 * 1024  # static + dynamic shared memory of a block, unless the kernel opts in
 MAX_SHARED_BYTES_OPT_IN = 227 * 1024  # the most a block may opt in to (Hopper; Ampere A100: 163 KiB)
+ENGINES = ("auto", "thread", "vector")
+VECTOR_SHARE_OF_TIMEOUT = 0.25  # past this share of the timeout, the vector engine hands over to threads
 
 
 def jit(kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TIMEOUT_S, record=False,
-        max_dynamic_shared_bytes=None):
+        max_dynamic_shared_bytes=None, engine=None):
     """Wrap a @cuda.jit kernel (or a plain function using `cuda`) for simulation: jit(k)[grid, block](*args).
 
     check=False only runs (fast); schedule="random" runs threads in a seeded random order;
     timeout (seconds, 60 by default; None for none) stops a runaway launch with KernelTimeoutError;
     record=True (with check=True) keeps every element access of the last launch in `Kernel.trace`;
     max_dynamic_shared_bytes opts the kernel in to more than 48 KiB of shared memory per block, as CUDA's
-    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, n) does (227 KiB at most).
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, n) does (227 KiB at most);
+    engine="thread" runs one Python thread of control per CUDA thread; "auto" (the default, or the environment
+    variable GPUSIM_ENGINE) first tries the vector engine (gpusim.wave), which gives the same results,
+    counters and errors or hands the launch over to the thread engine ("vector" is a synonym).
     """
     return Kernel(kernel, check=check, schedule=schedule, seed=seed, timeout=timeout, record=record,
-                  max_dynamic_shared_bytes=max_dynamic_shared_bytes)
+                  max_dynamic_shared_bytes=max_dynamic_shared_bytes, engine=engine)
 
 
 class Kernel:
@@ -50,9 +58,15 @@ class Kernel:
     last launch."""
 
     def __init__(self, kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TIMEOUT_S,
-                 record=False, max_dynamic_shared_bytes=None):
+                 record=False, max_dynamic_shared_bytes=None, engine=None):
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, not {schedule!r}")
+        engine = engine or os.environ.get("GPUSIM_ENGINE") or "auto"
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
+        self.engine = engine
+        self.engine_used = None
+        self.fallback = None
         opt_in = max_dynamic_shared_bytes
         if opt_in is not None and not 0 <= opt_in <= MAX_SHARED_BYTES_OPT_IN:
             raise ResourceError(
@@ -92,6 +106,17 @@ class Kernel:
                 f"cudaFuncAttributeMaxDynamicSharedMemorySize, n): gpusim.jit(kernel, "
                 f"max_dynamic_shared_bytes=n), n up to {MAX_SHARED_BYTES_OPT_IN} (227 KiB).",
             )
+        start = time.monotonic()
+        self.engine_used, self.fallback = "thread", None
+        if self.engine == "thread":
+            self.fallback = "engine='thread'"
+        elif self.schedule != "sequential" or self.record:
+            self.fallback = "a random schedule or a recorded trace"
+        else:
+            self.fallback = self._launch_vector(grid, block, shared_bytes, args, start)
+            if self.fallback is None:
+                self.engine_used = "vector"
+                return
         memory = Memory()
         rebinder = Rebinder(None, memory.codes, _constants(memory, self.check))
         fake = FakeCuda(lambda value: rebinder.value(value, None))
@@ -108,12 +133,12 @@ class Kernel:
         fn, generator = rewrite(fn, rebinder.functions(), fake, arrays, tag)
         memory.codes[tag >> TAG_SHIFT] = fn.__code__
         rng = random.Random(self.seed) if self.schedule == "random" else None
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        deadline = None if self.timeout is None else start + self.timeout
         scheduler = Scheduler(fn, sim_args, grid, block, shared_bytes, fake, memory, checker, rng, deadline,
                               generator=generator)
         scheduler.shared_limit = self.shared_limit
         try:
-            with _alarm(self.timeout):
+            with _alarm(self.timeout, start):
                 scheduler.run()
         except KernelError as error:
             raise error.with_traceback(None) from error.__cause__
@@ -133,6 +158,59 @@ class Kernel:
         }
         values = counters.values if counters else None
         self.report = Report(self.__name__, grid, block, self.check, launch, values)
+
+    def _launch_vector(self, grid, block, shared_bytes, args, start):
+        """Run the launch on the vector engine; None when it did, else why not (nothing changed then)."""
+        code, reason = vector_code(self.py_func.__code__)
+        if code is None:
+            return reason
+        saved = [(array, array.copy()) for array in map(_as_numpy, args) if array is not None]
+        launch = None
+        for lanes_per_wave in (WAVE_LANES, 1):  # one block per wave if a wave logs too much
+            try:
+                launch = self._vector_launch(code, grid, block, shared_bytes, args, start, lanes_per_wave)
+                break
+            except Exception as error:  # noqa: BLE001 -- any failure: the thread engine reruns and reports it
+                for array, copy in saved:
+                    np.copyto(array, copy)
+                if not isinstance(error, WaveTooLarge):
+                    return str(error) or type(error).__name__
+        if launch is None:
+            return "a block with more element accesses than the vector engine keeps at once"
+        fields = launch.report_fields()
+        fields["dynamic_shared_bytes"] = shared_bytes
+        values = launch.checker.counters.values if launch.checked else None
+        self.report = Report(self.__name__, grid, block, self.check, fields, values)
+        return None
+
+    def _vector_launch(self, code, grid, block, shared_bytes, args, start, lanes_per_wave):
+        memory = Memory()
+        fake = VectorCuda(lambda value: rebinder.value(value, None))
+        rebinder = Rebinder(fake, memory.codes, _constants(memory, self.check))
+        fn = rebinder.function(self.py_func)
+        checker = Checker(memory, Counters(memory), None) if self.check else None
+        sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check)
+        if not self.check:
+            _refuse_aliases(sim_args)
+        tag = fn.__globals__[TAG]
+        memory.codes[tag >> TAG_SHIFT] = None  # the vector kernel numbers its sites (gpusim.counters)
+        vector_fn = bind(code, fn)
+        share = np.inf if self.timeout is None else self.timeout * VECTOR_SHARE_OF_TIMEOUT
+        launch = VectorLaunch(vector_fn, sim_args, grid, block, shared_bytes, self.shared_limit, fake, memory,
+                              checker, tag, start + share, lanes_per_wave)
+        launch.run()
+        for original, copy in copy_backs:
+            np.copyto(original, copy)
+        return launch
+
+
+def _refuse_aliases(arrays):
+    """An unchecked launch whose array arguments overlap runs on the thread engine (its order decides)."""
+    plain = [a for a in arrays if isinstance(a, np.ndarray)]
+    for i, a in enumerate(plain):
+        for b in plain[i + 1:]:
+            if np.may_share_memory(a, b):
+                raise ResourceError("array arguments that share memory")
 
 
 def _constants(memory, checked):
@@ -251,8 +329,9 @@ def _spin_note():
 
 
 @contextmanager
-def _alarm(timeout):
-    """Raise KernelTimeoutError after `timeout` seconds, even inside a loop without barriers.
+def _alarm(timeout, start=None):
+    """Raise KernelTimeoutError `timeout` seconds after `start` (now by default), even inside a loop without
+    barriers.
 
     Uses SIGALRM in the main thread and shares it: an alarm that was already set (pytest-timeout, for
     one) still fires at its time, and is re-armed for its remaining time afterwards.
@@ -260,7 +339,8 @@ def _alarm(timeout):
     if timeout is None or threading.current_thread() is not threading.main_thread():
         yield
         return
-    start = time.monotonic()
+    start = time.monotonic() if start is None else start
+    limit = max(timeout - (time.monotonic() - start), 1e-3)
 
     def on_alarm(signum, frame):
         if time.monotonic() - start < timeout * 0.999 and callable(previous):
@@ -274,8 +354,9 @@ def _alarm(timeout):
                                  + _spin_note())
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, timeout)
-    if 0 < outer_delay < timeout:
+    outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, limit)
+    armed = time.monotonic()
+    if 0 < outer_delay < limit:
         signal.setitimer(signal.ITIMER_REAL, outer_delay)
     try:
         yield
@@ -283,5 +364,5 @@ def _alarm(timeout):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if outer_delay > 0:
-            remaining = max(outer_delay - (time.monotonic() - start), 1e-3)
+            remaining = max(outer_delay - (time.monotonic() - armed), 1e-3)
             signal.setitimer(signal.ITIMER_REAL, remaining, outer_interval)

@@ -1,4 +1,5 @@
-"""gpusim's counters, results and error messages stay exactly what they were before the speed work.
+"""gpusim's counters, results and error messages stay exactly what they were before the speed work, on the
+vector engine and on the thread engine.
 
 tests/gpusim_golden.json was written by the simulator before it ran barrier-only kernels as generators and
 before its checker was vectorised further (`python tests/test_gpusim_golden.py --write` rewrites it; do that
@@ -108,10 +109,13 @@ def golden():
     return json.loads(GOLDEN.read_text())
 
 
-@pytest.mark.parametrize("mode", ["rewritten", "greenlets", "unchanged"])
+@pytest.mark.parametrize("mode", ["shipped", "threads", "greenlets", "unchanged"])
 def test_counters_results_and_messages_match_the_record(golden, mode, monkeypatch):
-    """rewritten: as gpusim runs kernels; greenlets: no generators (site calls still); unchanged: the
-    kernel's own code on greenlets, as before the speed work."""
+    """shipped: as gpusim runs kernels (the vector engine where it can); threads: the thread engine alone
+    (barrier-only kernels as generators, site calls); greenlets: the thread engine without generators;
+    unchanged: the kernel's own code on greenlets, as before the speed work."""
+    if mode != "shipped":
+        monkeypatch.setenv("GPUSIM_ENGINE", "thread")
     if mode == "greenlets":
         monkeypatch.setattr(gpusim.generators, "generator_names", lambda *args: None)
     if mode == "unchanged":
