@@ -129,7 +129,7 @@ def _split(x):
 def _maxabs(values):
     if isinstance(values, np.ndarray):
         active = _active(values)
-        return int(np.abs(active).max()) if active.size else 0
+        return max(-int(active.min()), int(active.max())) if active.size else 0  # np.abs(-2**63) < 0
     return abs(int(values))
 
 
@@ -159,7 +159,8 @@ _DIVIDE = (operator.truediv, operator.floordiv, operator.mod)
 def _both_python(op, xa, xk, ya, yk):
     """Python semantics for two Python-scalar operands (int64/float64/bool arrays or scalars)."""
     if op in _COMPARE:
-        if "f" in (xk, yk) and max(_maxabs(v) for v, k in ((xa, xk), (ya, yk)) if k != "f") > _INT53:
+        ints = [_maxabs(v) for v, k in ((xa, xk), (ya, yk)) if k != "f"]
+        if "f" in (xk, yk) and max(ints, default=0) > _INT53:
             raise Bail("an int too large to compare with a float exactly")
         return Lanes(np.asarray(_COMPARE[op](xa, ya)), True)
     if op in _BITS:
@@ -244,6 +245,8 @@ def _unary(op, x):
     if xp:
         if xk == "f" and op is operator.invert:
             raise Bail("~ on a float")
+        if xk == "i" and _maxabs(xa) >= _INT62:
+            raise Bail("an int beyond 62 bits")
         xa = _as_py_array(xa, xk)
         if op is operator.pos and xk == "b":
             return Lanes(xa, True)
@@ -442,6 +445,8 @@ _FAST.update({np.dtype(t).type: _numpy_cast(np.dtype(t)) for t in (
 def _abs(x):
     values, py, kind = _split(x)
     if py:
+        if kind == "i" and _maxabs(values) >= _INT62:
+            raise Bail("an int beyond 62 bits")
         return Lanes(np.abs(_as_py_array(values, kind)), True)
     if kind == "b":
         raise Bail("abs() of a NumPy bool")
