@@ -81,6 +81,24 @@ class Mixed:
                 return value
         raise Bail("a value whose type differs between the active lanes")
 
+    def each(self, function):
+        """`function` of each part on its own active lanes, the results put together."""
+        mask = ctx.mask
+        live = [(lanes if mask is None else lanes & mask, value) for lanes, value in self.parts]
+        live = [(lanes, value) for lanes, value in live if lanes.any()]
+        if len(live) <= 1:
+            return function(live[0][1] if live else self.parts[0][1])
+        n = len(live[0][0])
+        result = None
+        try:
+            for lanes, value in live:
+                ctx.mask = lanes
+                value = function(value)
+                result = value if result is None else mix(lanes, value, result, n)
+        finally:
+            ctx.mask = mask
+        return result
+
     __bool__ = __index__ = __int__ = __float__ = __iter__ = __len__ = Lanes._refuse
 
 
@@ -213,6 +231,8 @@ def _weak_to(values, kind, dtype, compare):
 
 def binop(op, x, y):
     """`op(x, y)` lane by lane, where x or y is Lanes."""
+    if type(y) is Mixed:
+        return y.each(lambda value: binop(op, x, value))
     xa, xp, xk = _split(x)
     ya, yp, yk = _split(y)
     if xp and yp:
@@ -272,16 +292,16 @@ for _name, _op, _mirror in (("lt", operator.lt, operator.gt), ("le", operator.le
                             ("gt", operator.gt, operator.lt), ("ge", operator.ge, operator.le),
                             ("eq", operator.eq, operator.eq), ("ne", operator.ne, operator.ne)):
     setattr(Lanes, f"__{_name}__", _binary(_op)[0])
-def _resolving(name):
-    return lambda self, *other: getattr(self.resolve(), name)(*other)
+def _part_by_part(name):
+    return lambda self, *other: self.each(lambda value: getattr(value, name)(*other))
 
 
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
               "rshift"):
-    setattr(Mixed, f"__{_name}__", _resolving(f"__{_name}__"))
-    setattr(Mixed, f"__r{_name}__", _resolving(f"__r{_name}__"))
+    setattr(Mixed, f"__{_name}__", _part_by_part(f"__{_name}__"))
+    setattr(Mixed, f"__r{_name}__", _part_by_part(f"__r{_name}__"))
 for _name in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "invert"):
-    setattr(Mixed, f"__{_name}__", _resolving(f"__{_name}__"))
+    setattr(Mixed, f"__{_name}__", _part_by_part(f"__{_name}__"))
 Lanes.__neg__ = lambda self: _unary(operator.neg, self)
 Lanes.__pos__ = lambda self: _unary(operator.pos, self)
 Lanes.__invert__ = lambda self: _unary(operator.invert, self)
@@ -289,6 +309,11 @@ Lanes.__invert__ = lambda self: _unary(operator.invert, self)
 
 def truth(x):
     """Per-lane truth values (a bool array) of Lanes (or Mixed)."""
+    if type(x) is Mixed:
+        out = np.zeros(len(x.parts[0][0]), dtype=bool)
+        for lanes, value in x.parts:
+            out[lanes] = truth(value)[lanes]
+        return out
     values, _, kind = _split(x)
     return values if kind == "b" else values != 0
 
@@ -467,6 +492,9 @@ def call(function, *args):
     n = _lanes_count(args)
     if n is None:
         return function(*args)
+    for i, arg in enumerate(args):
+        if type(arg) is Mixed:
+            return arg.each(lambda value, i=i: call(function, *args[:i], value, *args[i + 1:]))
     if function not in PURE:
         raise Bail(f"{getattr(function, '__name__', function)} called on per-thread values")
     if function in (builtins.min, builtins.max) and len(args) >= 2:

@@ -158,6 +158,8 @@ class Wave:
         self.block_barriers = np.zeros(nblocks, dtype=np.int64)
         self.static_shared = np.zeros(nblocks, dtype=np.int64)
         self.shared = {}
+        self.dynamic = None
+        self.dynamic_itemsize = 0
         self.records = []  # checked: (epoch, lanes or None, elements, meta)
         self.entries = 0
         self.touches = {}  # unchecked: key -> [(epoch, lanes or None, flat index, is write)]
@@ -176,7 +178,7 @@ class Wave:
     def test(self, value):
         """True or False when every active lane agrees, else the mask of the lanes that take the branch."""
         if type(value) is Mixed:
-            value = value.resolve()
+            value = Lanes(truth(value), True)
         if type(value) is not Lanes:
             return bool(value)
         t = truth(value)
@@ -231,7 +233,10 @@ class Wave:
         return True
 
     def iterate(self, iterable):
-        """A for loop's values: the same on every lane (a range of ints)."""
+        """A for loop's values: the same on every lane (a range of ints), or a LaneRange."""
+        if type(iterable) is LaneRange:
+            yield from self._lane_range(iterable)
+            return
         if type(iterable) is not range and not (type(iterable) is tuple and not any(
                 type(v) is Lanes for v in iterable)):
             raise Bail("a for loop over something other than a range or a tuple")
@@ -240,6 +245,22 @@ class Wave:
             self._tick()
             frame[1] = self.mask
             yield value
+
+    def _lane_range(self, lanes_range):
+        """range() with bounds that differ between lanes: each lane leaves the loop when its range ends."""
+        frame = self.loops[-1]
+        start, stop, step = lanes_range.arrays(self.n)
+        value = start
+        while True:
+            self._tick()
+            going = value < stop if step > 0 else value > stop
+            active = frame[0] & self.scope & going
+            if not active.any():
+                return
+            self._set(active)
+            frame[1] = active
+            yield Lanes(value, True)
+            value = value + step
 
     def jump(self):
         """break or continue: only when every lane in the loop's iteration takes it."""
@@ -440,8 +461,8 @@ class Wave:
         if kwargs:
             raise Bail("a call with keyword arguments")
         if function is range:
-            if any(type(a) is Lanes for a in args):
-                raise Bail("a range that differs between lanes")
+            if any(type(a) in (Lanes, Mixed) for a in args):
+                return LaneRange(*args)
             return range(*args)
         if function is len:
             return len(args[0])
@@ -475,7 +496,9 @@ class Wave:
             raise Bail("a shared array of unusual shape or dtype") from None
         size = int(np.prod(shape, dtype=np.int64))
         if size == 0:
-            raise Bail("dynamic shared memory")
+            array = self._dynamic_array(dtype)
+            self.shared[site] = array
+            return array
         nbytes = size * dtype.itemsize
         present = self.mask.reshape(self.nblocks, self.nt).any(axis=1)
         self.static_shared[present] += nbytes
@@ -487,6 +510,19 @@ class Wave:
         array = launch.new_shared(site, flat, shape, size, nbytes)
         self.shared[site] = array
         return array
+
+    def _dynamic_array(self, dtype):
+        """A view of the launch's dynamic shared memory (every call site shares the same bytes)."""
+        launch = self.launch
+        nbytes = launch.dynamic_bytes
+        if nbytes % dtype.itemsize:
+            raise Bail("dynamic shared memory that is not a whole number of elements")
+        if self.dynamic is None:
+            self.dynamic = np.zeros(nbytes * self.nblocks, dtype=np.uint8)
+            self.dynamic_itemsize = dtype.itemsize
+        elif dtype.itemsize != self.dynamic_itemsize and not launch.checked:
+            raise Bail("unchecked views of dynamic shared memory with different element sizes")
+        return launch.new_dynamic(self.dynamic.view(dtype), nbytes // dtype.itemsize)
 
     # --- element access ------------------------------------------------------------------
 
@@ -514,8 +550,10 @@ class Wave:
             if type(part) is Lanes:
                 values = part.a
                 kind = values.dtype.kind
-                if part.undef is not None or kind not in "iu" and not (part.py and kind == "b"):
+                if kind not in "iu" and not (part.py and kind == "b"):
                     raise Bail("an index that is not an int on every lane")
+                if part.undef is not None and (part.undef & self.mask).any():
+                    raise Bail("an index read before every lane assigned it")
                 active = values if self.all_active else values[self.mask]
                 if active.size:
                     low, high = active.min(), active.max()
@@ -637,6 +675,43 @@ class Wave:
             self.touches.setdefault(array.key, []).append((self.epoch, lanes, where, write, array.global_))
 
 
+class LaneRange:
+    """range(start, stop, step) whose start or stop differs between lanes (step the same on every lane)."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, *args):
+        self.args = args
+
+    def arrays(self, n):
+        """(start, stop, step): int64 arrays and an int."""
+        args = self.args
+        if len(args) == 1:
+            args = (0, args[0])
+        if len(args) not in (2, 3):
+            raise Bail("range() with other than 1 to 3 arguments")
+        step = args[2] if len(args) == 3 else 1
+        if type(step) is Lanes or type(step) is Mixed:
+            raise Bail("a range whose step differs between lanes")
+        step = operator.index(step)
+        if step == 0:
+            raise Bail("range() with a step of 0")
+        bounds = []
+        for bound in args[:2]:
+            if type(bound) is Mixed:
+                bound = bound.resolve()
+            if type(bound) is Lanes:
+                if bound.a.dtype.kind not in "iu" and not (bound.py and bound.a.dtype.kind == "b"):
+                    raise Bail("a range of values that are not ints")
+                active = bound.undef if ctx.mask is None or bound.undef is None else bound.undef & ctx.mask
+                if active is not None and active.any():
+                    raise Bail("a range bound read before every lane assigned it")
+                bounds.append(bound.a.astype(np.int64))
+            else:
+                bounds.append(np.full(n, operator.index(bound), dtype=np.int64))
+        return bounds[0], bounds[1], step
+
+
 class _Call:
     """A device function being called: the lanes that called it and what the ones that returned gave."""
 
@@ -749,11 +824,26 @@ class VectorLaunch:
                 name = "shared"
                 region = self.memory.shared_region(("vector", site), name, nbytes, False)
                 self.memory.itemsizes[region.id] = flat.itemsize
-                spec = self.shared_specs[site] = (("vector", site), name, nbytes, region.base)
-            element_base = spec[3] // flat.itemsize
+                spec = self.shared_specs[site] = (("vector", site), name, nbytes, False, region.base)
+            element_base = spec[4] // flat.itemsize
             itemsize_meta = (flat.itemsize.bit_length() - 1) << SIZE_SHIFT
         return WaveArray(flat, shape, False, False, element_base, itemsize_meta, block_size=size,
                          key=("shared", site))
+
+    def new_dynamic(self, flat, count):
+        """A view of the wave's dynamic shared memory; in a checked launch, its one region per block."""
+        element_base = itemsize_meta = 0
+        if self.checked:
+            spec = self.shared_specs.get("dynamic")
+            if spec is None:
+                region = self.memory.shared_region("dynamic", "dynamic", self.dynamic_bytes, True)
+                self.memory.itemsizes[region.id] = flat.itemsize
+                spec = self.shared_specs["dynamic"] = ("dynamic", "dynamic", self.dynamic_bytes, True,
+                                                       region.base)
+            element_base = spec[4] // flat.itemsize
+            itemsize_meta = (flat.itemsize.bit_length() - 1) << SIZE_SHIFT
+        return WaveArray(flat, (count,), False, False, element_base, itemsize_meta, block_size=count,
+                         key=("shared", "dynamic"))
 
     def end_epoch(self, wave, last=False):
         """A barrier (or the end of the kernel) closes the wave's epoch; unchecked, check the order now."""
@@ -771,8 +861,8 @@ class VectorLaunch:
                     for epoch, records in by_epoch.items()}
         for b, block_idx in enumerate(blocks):
             checker.begin_block(block_idx, self.threads, self.block)
-            for site, name, nbytes, _ in self.shared_specs.values():
-                self.memory.shared_region(site, name, nbytes, False)
+            for site, name, nbytes, dynamic, _ in self.shared_specs.values():
+                self.memory.shared_region(site, name, nbytes, dynamic)
             passed = int(wave.block_barriers[b])
             for epoch in range(passed + 1):
                 if epoch in arranged:
