@@ -60,8 +60,16 @@ def _shared_array(shape, dtype):
     raise Bail("cuda.shared.array outside the vector engine")
 
 
+def _local_array(shape, dtype):
+    raise Bail("cuda.local.array outside the vector engine")
+
+
 class _VShared:
     array = staticmethod(_shared_array)
+
+
+class _VLocal:
+    array = staticmethod(_local_array)
 
 
 class VectorCuda(FakeCuda):
@@ -71,11 +79,13 @@ class VectorCuda(FakeCuda):
 
     shared = _VShared
     shared_array = staticmethod(_shared_array)
+    local = _VLocal
+    local_array = staticmethod(_local_array)
     syncthreads = staticmethod(_barrier)
 
 
 _REFUSED = frozenset({
-    "atomic", "local", "const", "local_array", "syncthreads_count", "syncthreads_and", "syncthreads_or",
+    "atomic", "const", "syncthreads_count", "syncthreads_and", "syncthreads_or",
     "syncwarp", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "all_sync",
     "any_sync", "activemask", "match_any_sync", "match_all_sync", "threadfence", "threadfence_block",
     "threadfence_system", "lanemask_lt",
@@ -96,9 +106,10 @@ class WaveArray:
     after another (`block_size` elements apart); global arrays have one copy."""
 
     __slots__ = ("flat", "shape", "strides", "ndim", "size", "dtype", "block_size", "readonly", "wrap",
-                 "element_base", "read_meta", "write_meta", "key", "global_")
+                 "element_base", "read_meta", "write_meta", "key", "global_", "per_lane")
 
-    def __init__(self, flat, shape, readonly, wrap, element_base=0, itemsize_meta=0, block_size=0, key=None):
+    def __init__(self, flat, shape, readonly, wrap, element_base=0, itemsize_meta=0, block_size=0, key=None,
+                 per_lane=False):
         self.flat = flat
         self.shape = tuple(shape)
         self.strides = c_strides(self.shape)
@@ -113,6 +124,7 @@ class WaveArray:
         self.write_meta = itemsize_meta + (WRITE << KIND_SHIFT)
         self.key = key
         self.global_ = block_size == 0
+        self.per_lane = per_lane  # a local array: one copy per thread, not logged
 
     def __len__(self):
         return self.shape[0]
@@ -160,6 +172,7 @@ class Wave:
         self.shared = {}
         self.dynamic = None
         self.dynamic_itemsize = 0
+        self.offsets = {}
         self.records = []  # checked: (epoch, lanes or None, elements, meta)
         self.entries = 0
         self.touches = {}  # unchecked: key -> [(epoch, lanes or None, flat index, is write)]
@@ -458,6 +471,8 @@ class Wave:
             return self._syncthreads()
         if function is _shared_array:
             return self._shared_array(site, *args, **kwargs)
+        if function is _local_array:
+            return self._local_array(*args, **kwargs)
         if kwargs:
             raise Bail("a call with keyword arguments")
         if function is range:
@@ -510,6 +525,21 @@ class Wave:
         array = launch.new_shared(site, flat, shape, size, nbytes)
         self.shared[site] = array
         return array
+
+    def _local_array(self, shape, dtype):
+        """cuda.local.array: one fresh copy per thread (NaN-filled floats in a checked launch, as the thread
+        engine fills them), bounds-checked and not logged."""
+        parts = shape if isinstance(shape, tuple) else (shape,)
+        try:
+            shape = tuple(operator.index(p) for p in parts)
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise Bail("a local array of unusual shape or dtype") from None
+        size = int(np.prod(shape, dtype=np.int64))
+        checked = self.launch.checked
+        fill = np.nan if checked and dtype.kind in "fc" else 0
+        flat = np.full(self.n * size, fill, dtype=dtype)
+        return WaveArray(flat, shape, False, not checked, block_size=size, per_lane=True)
 
     def _dynamic_array(self, dtype):
         """A view of the launch's dynamic shared memory (every call site shares the same bytes)."""
@@ -585,8 +615,16 @@ class Wave:
         """Flat indices into array.flat for each lane (or one int for a global array and one element)."""
         if array.global_:
             return local
+        if array.per_lane:
+            return self.lane_offsets(array.block_size) + local
         base = self.block_of_lane * array.block_size
         return base + local
+
+    def lane_offsets(self, size):
+        known = self.offsets.get(size)
+        if known is None:
+            known = self.offsets[size] = np.arange(self.n, dtype=np.int64) * size
+        return known
 
     def ld(self, value, index, site):
         array = self._array(value)
@@ -658,6 +696,8 @@ class Wave:
             return values.astype(dtype, copy=False)
 
     def _log(self, array, local, where, write, site):
+        if array.per_lane:
+            return
         launch = self.launch
         lanes = None if self.all_active else np.flatnonzero(self.mask)
         self.entries += self.n if lanes is None else len(lanes)
