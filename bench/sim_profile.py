@@ -1,13 +1,17 @@
-"""Where gpusim spends its time on bench/sim_speed.py's tiled matmul (16x16 tiles), two ways.
+"""Where gpusim spends its time on bench/sim_speed.py's tiled matmul (16x16 tiles), three ways.
 
     python bench/sim_profile.py 128         # N=128; add more sizes as arguments
 
-1. By switching parts off (CPU seconds, best of 3, no profiler): the kernel body run per thread on plain
-   NumPy arrays with no simulator at all; an unchecked launch (adds barriers and scheduling); a checked
-   launch whose checker drops the log (adds checked element access and logging); a full checked launch
-   (adds the checker's epoch analysis and the counters).
-2. cProfile's own time, summed by part (cProfile inflates every Python call, so these shares overstate the
-   parts made of many small calls; the first split is the one to quote).
+1. The vector engine (gpusim's default), by switching parts off (CPU seconds, best of 3): an unchecked launch
+   (the kernel's Python once per wave, on NumPy arrays, plus the order check); a checked launch that hands
+   the checker nothing (adds logging the accesses); one whose checker drops what it is handed (adds putting
+   the accesses in the thread engine's order); a full checked launch (adds the checker and the counters).
+2. The thread engine (engine="thread"), the same way: the kernel body run per thread on plain NumPy arrays
+   with no simulator at all; an unchecked launch (adds barriers and scheduling); a checked launch whose
+   checker drops the log (adds checked element access and logging); a full checked launch (adds the
+   checker's epoch analysis and the counters).
+3. The thread engine under cProfile, its own time summed by part (cProfile inflates every Python call, so
+   these shares overstate the parts made of many small calls; the second split is the one to quote).
 """
 
 import cProfile
@@ -20,7 +24,7 @@ from numba import float32
 
 import gpusim
 from bench.sim_speed import TILE, inputs, matmul_tiled
-from gpusim import checker
+from gpusim import checker, wave
 
 PARTS = [
     ("kernel code (the learner's Python, NumPy scalar arithmetic)",
@@ -59,6 +63,32 @@ def _best(run, repeat=3):
     return min(seconds)
 
 
+def vector_split(n):
+    """The vector engine's parts, by switching them off (CPU seconds)."""
+    A, B = inputs(n)
+    C = np.zeros((n, n), np.float32)
+    config = ((n // TILE, n // TILE), (TILE, TILE))
+    checked, unchecked = gpusim.jit(matmul_tiled), gpusim.jit(matmul_tiled, check=False)
+    unchecked[config](A, B, C)
+    checked[config](A, B, C)
+    assert checked.engine_used == unchecked.engine_used == "vector", (checked.fallback, unchecked.fallback)
+    plain = _best(lambda: unchecked[config](A, B, C))
+    full = _best(lambda: checked[config](A, B, C))
+    replay, flush = wave.VectorLaunch._replay, checker.Checker.flush
+    try:
+        wave.VectorLaunch._replay = lambda self, wave, blocks: None
+        logged = _best(lambda: checked[config](A, B, C))
+        wave.VectorLaunch._replay = replay
+        checker.Checker.flush = lambda self: self.memory.log.clear()
+        ordered = _best(lambda: checked[config](A, B, C))
+    finally:
+        wave.VectorLaunch._replay, checker.Checker.flush = replay, flush
+    return (f"vector engine, N={n}, CPU seconds: checked {full:.3f}, unchecked {plain:.3f}\n"
+            f"  waves, unchecked {plain:.3f} | logging {logged - plain:.3f} | "
+            f"thread order for the checker {ordered - logged:.3f} | "
+            f"checker and counters {full - ordered:.3f}")
+
+
 def by_switching_off(n):
     A, B = inputs(n)
     C = np.zeros((n, n), np.float32)
@@ -70,7 +100,8 @@ def by_switching_off(n):
                 _body(A, B, C, sA, sB, x, y, x % TILE, y % TILE)
 
     config = ((n // TILE, n // TILE), (TILE, TILE))
-    checked, unchecked = gpusim.jit(matmul_tiled), gpusim.jit(matmul_tiled, check=False)
+    checked = gpusim.jit(matmul_tiled, engine="thread")
+    unchecked = gpusim.jit(matmul_tiled, check=False, engine="thread")
     unchecked[config](A, B, C)
     body = _best(body_alone)
     plain = _best(lambda: unchecked[config](A, B, C))
@@ -81,7 +112,7 @@ def by_switching_off(n):
         logged = _best(lambda: checked[config](A, B, C))
     finally:
         checker.Checker.flush = flush
-    return (f"N={n}, CPU seconds: checked {full:.2f}, unchecked {plain:.2f}\n"
+    return (f"thread engine, N={n}, CPU seconds: checked {full:.2f}, unchecked {plain:.2f}\n"
             f"  kernel body alone {body:.2f} | barriers and scheduling {plain - body:.2f} | "
             f"checked access and logging {logged - plain:.2f} | checker and counters {full - logged:.2f}")
 
@@ -89,7 +120,7 @@ def by_switching_off(n):
 def by_profiler(n, check):
     A, B = inputs(n)
     C = np.zeros((n, n), np.float32)
-    kernel = gpusim.jit(matmul_tiled, check=check)
+    kernel = gpusim.jit(matmul_tiled, check=check, engine="thread")
     kernel[(1, 1), (TILE, TILE)](A[:TILE, :TILE].copy(), B[:TILE, :TILE].copy(), C[:TILE, :TILE].copy())
     profile = cProfile.Profile()
     profile.enable()
@@ -112,6 +143,8 @@ def _part(path, name):
 
 
 if __name__ == "__main__":
+    for size in map(int, sys.argv[1:] or ["128"]):
+        print(vector_split(size))
     for size in map(int, sys.argv[1:] or ["128"]):
         print(by_switching_off(size))
     for size in map(int, sys.argv[1:] or ["128"]):

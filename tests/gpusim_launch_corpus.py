@@ -303,7 +303,7 @@ def solution_namespace(path, replacements=None, variant=""):
         if cell["grade_id"] is None or cell["graded"]:
             continue
         source = replacements.get(cell["grade_id"], cell["source"])
-        filename = f"<{path.stem} cell {cell['index'] + 1}{variant}>"
+        filename = f"<{path.stem} cell {cell['index'] + 1}{variant} (engines corpus)>"  # not another test's
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), namespace)
     return namespace

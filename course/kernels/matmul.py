@@ -23,7 +23,6 @@ Sizes: the tiled kernels assume M, N, K are multiples of their tile sizes (the b
 """
 
 import hashlib
-import linecache
 import math
 
 from numba import config, cuda, float32
@@ -296,9 +295,7 @@ def compile_source(src, name, constants):
     compile-time constants exactly as it sees a factory's closure variables.
     """
     namespace = {"cuda": cuda, "float32": float32, "math": math, **constants}
-    filename = f"<generated {name} {hashlib.sha1(src.encode()).hexdigest()[:8]}>"  # one file per text
-    lines = src.splitlines(keepends=True)
-    linecache.cache[filename] = (len(src), None, lines, filename)  # so that simulators can read it back
+    filename = f"<generated {name} {hashlib.sha1(src.encode()).hexdigest()[:8]}>"  # one file name per text
     exec(compile(src, filename, "exec"), namespace)
     fn = namespace[name]
     fn.generated_source = src
