@@ -283,15 +283,15 @@ def _binary(op):
 
 for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
                    ("truediv", operator.truediv), ("floordiv", operator.floordiv), ("mod", operator.mod),
-                   ("pow", operator.pow), ("and", operator.and_), ("or", operator.or_),
-                   ("xor", operator.xor), ("lshift", operator.lshift), ("rshift", operator.rshift)):
+                   ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor)):
     _forward, _reflected = _binary(_op)
     setattr(Lanes, f"__{_name}__", _forward)
     setattr(Lanes, f"__r{_name}__", _reflected)
-for _name, _op, _mirror in (("lt", operator.lt, operator.gt), ("le", operator.le, operator.ge),
-                            ("gt", operator.gt, operator.lt), ("ge", operator.ge, operator.le),
-                            ("eq", operator.eq, operator.eq), ("ne", operator.ne, operator.ne)):
+for _name, _op in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                   ("eq", operator.eq), ("ne", operator.ne)):
     setattr(Lanes, f"__{_name}__", _binary(_op)[0])
+
+
 def _part_by_part(name):
     return lambda self, *other: self.each(lambda value: getattr(value, name)(*other))
 

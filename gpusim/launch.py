@@ -16,6 +16,7 @@ from .context import current
 from .counters import Counters
 from .errors import KernelError, KernelTimeoutError, ResourceError
 from .fakecuda import Dim3, FakeCuda
+from .lanes import Bail
 from .memory import Memory
 from .rebind import Rebinder, python_function
 from .report import Report
@@ -210,7 +211,7 @@ def _refuse_aliases(arrays):
     for i, a in enumerate(plain):
         for b in plain[i + 1:]:
             if np.may_share_memory(a, b):
-                raise ResourceError("array arguments that share memory")
+                raise Bail("array arguments that share memory")
 
 
 def _constants(memory, checked):

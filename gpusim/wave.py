@@ -295,7 +295,6 @@ class Wave:
             if self.full:
                 return True
             frame.result = value if frame.result is UNDEF else self._merge(self.mask, value, frame.result)
-            frame.returned = frame.returned | self.mask
             self.scope = self.scope & ~self.mask
         self._set(self.mask & ~self.mask)
         return False
@@ -755,14 +754,13 @@ class LaneRange:
 class _Call:
     """A device function being called: the lanes that called it and what the ones that returned gave."""
 
-    __slots__ = ("entry", "scope", "tag", "result", "returned", "finished")
+    __slots__ = ("entry", "scope", "tag", "result", "finished")
 
     def __init__(self, entry, scope, tag):
         self.entry = entry
         self.scope = scope
         self.tag = tag
         self.result = UNDEF
-        self.returned = np.zeros_like(entry)
         self.finished = False
 
 
@@ -810,7 +808,7 @@ class VectorLaunch:
         for start in range(0, len(order), per_wave):
             self._run_wave(order[start: start + per_wave])
 
-    def _lanes_of(self, per_block, nblocks):
+    def _lanes_of(self, per_block):
         """threadIdx or blockIdx components over the wave: an int where every lane agrees, else Lanes."""
         values = np.asarray(per_block)
         first = int(values.flat[0])
@@ -824,10 +822,10 @@ class VectorLaunch:
         tx, ty, tz = thread_dims(self.block)
         fake = self.fake
         fake.blockDim, fake.gridDim = self.block, self.grid
-        fake.threadIdx = Dim3(*(self._lanes_of(np.tile(t, nblocks), nblocks) for t in (tx, ty, tz)))
-        fake.blockIdx = Dim3(*(self._lanes_of(np.repeat([getattr(b, axis) for b in blocks], nt), nblocks)
+        fake.threadIdx = Dim3(*(self._lanes_of(np.tile(t, nblocks)) for t in (tx, ty, tz)))
+        fake.blockIdx = Dim3(*(self._lanes_of(np.repeat([getattr(b, axis) for b in blocks], nt))
                                for axis in "xyz"))
-        fake.laneid = self._lanes_of(np.tile(np.arange(nt) % WARP_SIZE, nblocks), nblocks)
+        fake.laneid = self._lanes_of(np.tile(np.arange(nt) % WARP_SIZE, nblocks))
         try:
             self.fn(wave, *self.args)
         finally:
