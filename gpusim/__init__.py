@@ -5,7 +5,7 @@ k[blocks, threads](a, b, out)         # numpy arrays, CPU torch tensors, scalars
 k.report                              # counters of the last launch
 """
 
-__version__ = "0.10.0"  # CHANGELOG.md says what changed
+__version__ = "0.11.0"  # CHANGELOG.md says what changed
 
 from .checker import Access
 from .context import WARP_SIZE
@@ -20,11 +20,14 @@ from .errors import (
     OutOfBoundsError,
     RaceError,
     ResourceError,
+    ScheduleError,
     UninitializedReadError,
     WriteConflictError,
 )
 from .launch import Kernel, jit
 from .report import Report
+from .schedule import Schedule, schedules
+from .sweep import run_schedules
 
 __all__ = [
     "WARP_SIZE",
@@ -41,7 +44,11 @@ __all__ = [
     "RaceError",
     "Report",
     "ResourceError",
+    "Schedule",
+    "ScheduleError",
     "UninitializedReadError",
     "WriteConflictError",
     "jit",
+    "run_schedules",
+    "schedules",
 ]

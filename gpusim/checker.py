@@ -248,11 +248,14 @@ class Checker:
         def place(i):
             return sites.describe(self.memory.codes[int(epoch.tag[i])], int(epoch.lasti[i]))
 
+        def element(i):
+            return self.memory.regions[int(epoch.region[i])].element_text(int(epoch.addr[i]) & OFFSET_MASK)
+
         return FlagRaceError(
             f"block {fmt3(self.block)}: {self._access_text(epoch, first)} and "
             f"{self._access_text(epoch, second)}, and nothing orders them: no cuda.syncthreads() between "
             f"them, and no flag handover with fences.",
-            fences.explain(epoch, first, second, self.clocks, place),
+            fences.explain(epoch, first, second, self.clocks, place, element),
         )
 
     # --- uninitialised shared memory -----------------------------------------------------

@@ -26,6 +26,8 @@ class SimThread:
         "poll_at",
         "poll_where",
         "stall",
+        "spinning",
+        "watch",
     )
 
     def __init__(self, idx, linear):
@@ -42,6 +44,8 @@ class SimThread:
         self.mask = 0
         self.wepoch = 0
         self.poll = self.poll_at = self.poll_where = self.stall = None
+        self.spinning = False
+        self.watch = None
 
 
 class Current:

@@ -8,7 +8,15 @@ class KernelError(Exception):
 
     def __init__(self, message, hint=None):
         self.detail = message
-        super().__init__(f"{message}\nHint: {hint or self.hint}")
+        self.advice = hint or self.hint
+        super().__init__(f"{message}\nHint: {self.advice}")
+
+    def under(self, schedule):
+        """The same error, its message opening with the schedule (gpusim.schedule.Schedule) that showed it."""
+        error = type(self)(f"Under the schedule {schedule.name!r} ({schedule.meaning}):\n{self.detail}",
+                           self.advice)
+        error.__cause__ = self.__cause__
+        return error
 
 
 class RaceError(KernelError):
@@ -38,6 +46,14 @@ class FlagRaceError(RaceError):
         "hand data over as write the data -> cuda.threadfence_block() -> set the flag with cuda.atomic.*, "
         "and read it as poll the flag with cuda.atomic.* -> cuda.threadfence_block() -> read the data."
     )
+
+
+class ScheduleError(KernelError):
+    """A launch leaves different results under two schedules (gpusim.schedules), and no check found a race."""
+
+    hint = ("a result that depends on the order threads run comes from a handover that lets one thread "
+            "overwrite or skip data another has not used yet (a flag that waits for too little), or from "
+            "atomics whose order decides the value (cuda.atomic.exch, the last one wins).")
 
 
 class BarrierError(KernelError):

@@ -1,4 +1,4 @@
-"""Release and acquire through fences and flags, inside one block of a checked launch.
+"""Release and acquire through fences and flags, inside one block of a checked launch: happens-before.
 
 Threads of a block may hand data over without a barrier. The writer writes the data, calls
 cuda.threadfence_block() and updates a flag with an atomic; the reader polls the flag with an atomic until it
@@ -6,6 +6,16 @@ sees the update, calls cuda.threadfence_block() and reads the data. The two fenc
 reads what the other atomic wrote, order everything the writer did before its fence before everything the
 reader does after its fence: the fence-fence synchronisation of the PTX and C++ memory models. Plain loads and
 stores never synchronise, and atomics without fences order nothing but themselves.
+
+Which releases an acquire synchronises with is decided by the value its atomic read: it synchronises with the
+release sequence of the write that produced that value. Every cuda.atomic.* is a read-modify-write, and a
+chain of read-modify-writes of one element extends the release sequence of each release in it (as in C++20
+and PTX), so an atomic that reads an element synchronises with every release on that element that came
+before the write it read, and with none after. When 32 producer lanes each add 1 to full[s], a consumer whose
+poll read 32 has synchronised with all 32 lanes; one whose poll read 1, only with the lane that added first.
+gpusim runs one interleaving at a time, so the write an atomic reads is the last one before it, and an
+element's release sequence is what the atomics on it have released so far; which values polls see is the
+schedule's to vary (gpusim.schedule).
 
 `Clocks` follows that order with vector clocks. They start at a phase's first fence or first spinning poll
 (gpusim.flags) and end at the next barrier, so kernels and phases without flags pay nothing. A thread's row
@@ -34,8 +44,8 @@ MIXED_ATOMIC_HINT = (
 
 
 class Clocks:
-    """Vector clocks of one block's threads for the current barrier epoch, with the fences and atomics that
-    moved them (in log order, for explanations)."""
+    """Vector clocks of one block's threads for the current barrier epoch, the release sequence of every
+    element atomics touched, and the fences and atomics that moved them (in log order, for explanations)."""
 
     def __init__(self, threads, log, since_epoch):
         """Clocks that know only the warp collectives so far: a lane that has passed k of them knows the
@@ -51,10 +61,10 @@ class Clocks:
         self.clock[np.arange(n), np.arange(n)] = wepoch + 1
         self.released = [None] * n  # each thread's clock at its last fence: what its next atomic publishes
         self.acquired = [None] * n  # what the flags it read since its last fence published
-        self.flags = {}  # element address -> the clocks published into it
+        self.sequences = {}  # element address -> what its release sequence carries: the join of its releases
         self.rows = []  # segment s (s >= 1) of any thread: its clock, rows[s - 1]
         self.fences = []  # (log entry, thread, code, lasti)
-        self.atomics = []  # (log entry, thread, what the flag had published when read or None, changed it)
+        self.atomics = []  # (log entry, thread, what the write it read carried or None, changed?, value read)
 
     def close(self):
         """Every thread passed a barrier and the checker has checked the epoch: forget the segments."""
@@ -86,16 +96,19 @@ class Clocks:
         self._segment(thread)
         self.log.segments.extend((len(self.log.keys), t, thread.wepoch))
 
-    def atomic(self, thread, address, changed):
-        """An atomic by the running thread (already logged): it reads what earlier releases published into
-        the element, and publishes the thread's clock at its last fence. `changed`: it changed the value."""
+    def atomic(self, thread, address, changed, seen):
+        """An atomic by the running thread (already logged), which read the value `seen` and `changed` it or
+        not. It reads the element's last write, so its thread's next fence acquires that write's release
+        sequence; being a read-modify-write, it extends the sequence, with the thread's clock at its last
+        fence added if it has fenced (a release)."""
         t = thread.linear
-        flag = self.flags.get(address)
-        if flag is not None:
-            self.acquired[t] = flag if self.acquired[t] is None else np.maximum(self.acquired[t], flag)
+        carried = self.sequences.get(address)
+        if carried is not None:
+            self.acquired[t] = carried if self.acquired[t] is None else np.maximum(self.acquired[t], carried)
         if self.released[t] is not None:
-            self.flags[address] = self.released[t] if flag is None else np.maximum(flag, self.released[t])
-        self.atomics.append((len(self.log.keys) // 2 - 1, t, flag, changed))
+            released = self.released[t]
+            self.sequences[address] = released if carried is None else np.maximum(carried, released)
+        self.atomics.append((len(self.log.keys) // 2 - 1, t, carried, changed, seen))
 
     def join(self, group):
         """A completed warp collective orders its lanes' earlier accesses before their later ones."""
@@ -224,8 +237,9 @@ class _Pair:
         b = self.batch
         return int(_knows(self.table, self.segment[[i]], b.tid[[i]], b.wepoch[[i]], np.array([of]))[0])
 
-    def own(self):
-        b, i = self.batch, self.first
+    def own(self, i=None):
+        """The count the thread of access i (the first access by default) had of its own segments."""
+        b, i = self.batch, self.first if i is None else i
         return int(_own(self.table, self.segment[[i]], b.tid[[i]], b.wepoch[[i]])[0])
 
     def written_before_first(self):
@@ -234,15 +248,16 @@ class _Pair:
         return bool((same & (b.kind[earlier] != READ)).any())
 
 
-def explain(batch, first, second, clocks, place):
+def explain(batch, first, second, clocks, place, element):
     """Which part of a flag protocol fails to order access `first` before `second` (batch indices): a
-    sentence for the error's hint. `place(entry)` describes the line of a logged access."""
+    sentence for the error's hint. `place(entry)` describes the line of a logged access, `element(entry)`
+    the element it touched."""
     pair = _Pair(batch, first, second, clocks)
     if (batch.kind[first] == ATOMIC) != (batch.kind[second] == ATOMIC):
         return MIXED_ATOMIC_HINT
     if batch.kind[first] == READ and pair.knows(first, pair.u) >= 1:
         return _reader_first(pair)
-    return _reader_side(pair, place) or _writer_side(pair, place)
+    return _refilled(pair, place) or _reader_side(pair, place) or _writer_side(pair, place, element)
 
 
 def _reader_first(pair):
@@ -257,10 +272,27 @@ def _reader_first(pair):
             f"reader has released it.")
 
 
+def _refilled(pair, place):
+    """A write into an element whose earlier value (by the same thread) the second thread had waited for:
+    the writer refilled a buffer before its reader was done with it."""
+    b, first = pair.batch, pair.first
+    if b.kind[first] != WRITE:
+        return None
+    earlier = np.flatnonzero((b.addr[:first] == b.addr[first]) & (b.epoch[:first] == b.epoch[first])
+                             & (b.tid[:first] == pair.t) & (b.kind[:first] == WRITE))
+    if not len(earlier) or pair.knows(pair.second, pair.t) < pair.own(int(earlier[-1])):
+        return None
+    one, other = pair.one, pair.other
+    return (f"thread {one} wrote this element again before thread {other} had used the value it waited for, "
+            f"which {one} wrote at {place(int(earlier[-1]))}: the buffer was refilled before its reader "
+            f"released it. Before it writes into a buffer again, {one} must wait (poll, then fence) until "
+            f"the reader's flag says the reader is done with the previous round in it, not an earlier one.")
+
+
 def _reader_side(pair, place):
     """The second thread saw the flag that publishes the first access, but did not fence after it."""
     own, fences = pair.own(), [e for e, thread, *_ in pair.clocks.fences if thread == pair.u]
-    for entry, thread, flag, _ in pair.clocks.atomics:
+    for entry, thread, flag, *_ in pair.clocks.atomics:
         if thread == pair.u and entry < pair.second and flag is not None and flag[pair.t] >= own:
             if not any(entry < f <= pair.second for f in fences):
                 return (f"thread {pair.other} saw the flag update that publishes this access (its atomic at "
@@ -269,17 +301,27 @@ def _reader_side(pair, place):
     return None
 
 
-def _writer_side(pair, place):
-    """What the first thread failed to do after its access: fence, then update a flag the other one polls."""
+def _writer_side(pair, place, element):
+    """What the first thread failed to do after its access: fence, then update a flag the other one polls
+    (and the other one waits for that update)."""
     one, other, did, first = pair.one, pair.other, pair.did, pair.first
     fences = [(entry, code, lasti) for entry, thread, code, lasti in pair.clocks.fences
               if thread == pair.t and entry > first]
-    updates = [entry for entry, thread, _, changed in pair.clocks.atomics
+    updates = [entry for entry, thread, _, changed, _ in pair.clocks.atomics
                if thread == pair.t and changed and entry > first]
     if updates and not any(entry <= updates[0] for entry, *_ in fences):
         return (f"thread {one} updated a flag at {place(updates[0])} after it {did} this element, with no "
                 f"cuda.threadfence_block() in between: the fence makes the access visible before the flag "
                 f"(access, fence, flag update).")
+    if updates:
+        early = _early_poll(pair, updates[0])
+        if early is not None:
+            entry, seen = early
+            return (f"thread {other} polled {element(entry)} at {place(entry)} and went on when it read "
+                    f"{seen}, before thread {one} updated that flag after this access, at "
+                    f"{place(updates[0])}: {other} stopped waiting too soon. Wait until the flag holds the "
+                    f"value it reaches once every thread whose data you use has updated it (when 32 lanes "
+                    f"each add 1, 32 more per round).")
     if pair.knows(pair.second, pair.t) >= 1:
         return (f"thread {other} synchronised with thread {one} through a flag, but only with an update made "
                 f"before {one} {did} this element: {one} must update the flag after the access (access, "
@@ -297,3 +339,12 @@ def _writer_side(pair, place):
     return (f"thread {other} never polled (with cuda.atomic.*) a flag that thread {one} updated after this "
             f"access: before its access, {other} must wait on the flag element {one} updates, for the value "
             f"that update gives.")
+
+
+def _early_poll(pair, update):
+    """(log entry, value read) of the second thread's last atomic, before its access, on the element that
+    the first thread's flag update (at log entry `update`) changed; None if it has none."""
+    address = pair.batch.addr[update]
+    polls = [(entry, seen) for entry, thread, _, _, seen in pair.clocks.atomics
+             if thread == pair.u and entry < pair.second and pair.batch.addr[entry] == address]
+    return polls[-1] if polls else None

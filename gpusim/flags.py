@@ -28,12 +28,16 @@ class Flags:
     _switch_away."""
 
     def fence(self):
-        """cuda.threadfence_block(), cuda.threadfence() or cuda.threadfence_system() by the running thread."""
-        if not self.checked:
-            return
-        if self.clocks is None:
-            self._follow_flags()
-        self.clocks.fence(current.thread, sites.user_frame(3))
+        """cuda.threadfence_block(), cuda.threadfence() or cuda.threadfence_system() by the running thread;
+        under a "delay" schedule, a thread of the delayed warp waits here until no other warp can move."""
+        thread = current.thread
+        if self.checked:
+            if self.clocks is None:
+                self._follow_flags()
+            self.clocks.fence(thread, sites.user_frame(3))
+        if self.priority is not None and self.priority.park(thread):
+            self.queue.append(thread)
+            self._switch_away()
 
     def _follow_flags(self):
         self.clocks = Clocks(self.threads, self.log, len(self.log.epoch_ends))
@@ -45,12 +49,12 @@ class Flags:
         thread = current.thread
         clocks = self.clocks
         if not old == new:  # a flag update (fakecuda only calls here for one while fences are followed)
-            clocks.atomic(thread, address, True)
+            clocks.atomic(thread, address, True, old)
             self.queue.append(thread)  # let the threads that wait for it see it
             self._switch_away()
             return
         if clocks is not None:
-            clocks.atomic(thread, address, False)
+            clocks.atomic(thread, address, False, old)
         poll = (address, old, operands)
         if self.checked:
             self.poll_keys += 2
@@ -60,6 +64,8 @@ class Flags:
         thread.poll = poll
         if spinning:
             thread.poll_where = (array, index, address)
+            if self.priority is not None:
+                thread.watch = _watch(array, index, address, old)
             if self.checked and self.clocks is None:
                 self._follow_flags()
             self._spin(thread)
@@ -78,7 +84,18 @@ class Flags:
         if self.checked and all(t.glet is not None and t.stall == thread.stall for t in self.queue):
             raise DeadlockError(self._deadlock_report(thread))
         self.queue.append(thread)
+        thread.spinning = True
         self._switch_away()
+        thread.spinning = False
+
+    @staticmethod
+    def stalled(thread):
+        """Is `thread` spinning on a flag that still holds the value it saw? (A poll would see the same, and
+        the thread made no other access between its last two polls, so it would spin again.)"""
+        if not thread.spinning:
+            return False
+        values, key, seen = thread.watch
+        return values[key] == seen
 
     def _deadlock_report(self, spinner):
         lines = [f"block {fmt3(current.block)} cannot continue: every thread that can still run waits in a "
@@ -122,6 +139,13 @@ def _element(array, index, address):
     if isinstance(array, DeviceArray):
         return array.region.element_text(int(address) * array.dtype.itemsize - array.region.base)
     return f"element {index}"
+
+
+def _watch(array, index, address, seen):
+    """(values, key, seen): the polled element is values[key], and the poll saw `seen` there."""
+    if isinstance(array, DeviceArray):
+        return array._flat, int(address) - array._kb, seen
+    return array, index, seen
 
 
 def _value(array, index, address):

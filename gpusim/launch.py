@@ -21,6 +21,7 @@ from .memory import Memory
 from .rebind import Rebinder, python_function
 from .report import Report
 from .rewrite import rewrite
+from .schedule import Priority, as_schedule
 from .scheduler import Scheduler
 from .sites import TAG
 from .vectorize import vector_code
@@ -29,7 +30,6 @@ from .wave import WAVE_LANES, VectorCuda, VectorLaunch, WaveTooLarge, bind
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)
 MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
-SCHEDULES = ("sequential", "random")
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_SHARED_BYTES = 48 * 1024  # static + dynamic shared memory of a block, unless the kernel opts in
 MAX_SHARED_BYTES_OPT_IN = 227 * 1024  # the most a block may opt in to (Hopper; Ampere A100: 163 KiB)
@@ -41,7 +41,9 @@ def jit(kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TI
         max_dynamic_shared_bytes=None, engine=None):
     """Wrap a @cuda.jit kernel (or a plain function using `cuda`) for simulation: jit(k)[grid, block](*args).
 
-    check=False only runs (fast); schedule="random" runs threads in a seeded random order;
+    check=False only runs (fast); schedule="random" (with seed=s, or ("random", s)) runs threads in a seeded
+    random order, ("hold", w), ("ahead", w) and ("delay", w) run warp w last, first, or first but slow at its
+    fences (gpusim.schedule; gpusim.schedules(block) lists the set checks run);
     timeout (seconds, 60 by default; None for none) stops a runaway launch with KernelTimeoutError;
     record=True (with check=True) keeps every element access of the last launch in `Kernel.trace`;
     max_dynamic_shared_bytes opts the kernel in to more than 48 KiB of shared memory per block, as CUDA's
@@ -60,8 +62,7 @@ class Kernel:
 
     def __init__(self, kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TIMEOUT_S,
                  record=False, max_dynamic_shared_bytes=None, engine=None):
-        if schedule not in SCHEDULES:
-            raise ValueError(f"schedule must be one of {SCHEDULES}, not {schedule!r}")
+        schedule = as_schedule(schedule, seed)
         engine = engine or os.environ.get("GPUSIM_ENGINE") or "auto"
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
@@ -79,8 +80,7 @@ class Kernel:
         self.__name__ = self.py_func.__name__
         self.__doc__ = self.py_func.__doc__
         self.check = check
-        self.schedule = schedule
-        self.seed = seed
+        self.schedule = schedule  # a gpusim.schedule.Schedule
         self.timeout = timeout
         self.record = record and check
         self.report = None
@@ -111,8 +111,8 @@ class Kernel:
         self.engine_used, self.fallback = "thread", None
         if self.engine == "thread":
             self.fallback = "engine='thread'"
-        elif self.schedule != "sequential" or self.record:
-            self.fallback = "a random schedule or a recorded trace"
+        elif self.schedule.kind != "sequential" or self.record:
+            self.fallback = f"the schedule {self.schedule.name!r}" if not self.record else "a recorded trace"
         else:
             self.fallback = self._launch_vector(grid, block, shared_bytes, args, start)
             if self.fallback is None:
@@ -133,10 +133,12 @@ class Kernel:
         tag = fn.__globals__[TAG]
         fn, generator = rewrite(fn, rebinder.functions(), fake, arrays, tag)
         memory.codes[tag >> TAG_SHIFT] = fn.__code__
-        rng = random.Random(self.seed) if self.schedule == "random" else None
+        kind = self.schedule.kind
+        rng = random.Random(self.schedule.value) if kind == "random" else None
+        priority = Priority(self.schedule) if kind not in ("sequential", "random") else None
         deadline = None if self.timeout is None else start + self.timeout
         scheduler = Scheduler(fn, sim_args, grid, block, shared_bytes, fake, memory, checker, rng, deadline,
-                              generator=generator)
+                              generator=generator, priority=priority)
         scheduler.shared_limit = self.shared_limit
         try:
             with _alarm(self.timeout, start):

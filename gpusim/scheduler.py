@@ -41,7 +41,7 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
     """Executes one launch; `current.scheduler` points here while it runs."""
 
     def __init__(self, fn, args, grid, block, dynamic_bytes, fake, memory, checker, rng=None, deadline=None,
-                 generator=False):
+                 generator=False, priority=None):
         self.fn = fn
         self.generator = generator  # fn is a generator function: threads are generators (gpusim.generators)
         self.args = args
@@ -56,6 +56,7 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         self.snapshots = [] if self.checked and checker.trace is not None else None
         self.log = memory.log if self.checked else None
         self.rng = rng
+        self.priority = priority  # gpusim.schedule.Priority of a "hold", "ahead" or "delay" schedule, or None
         self.deadline = deadline
         self.barriers = 0
         self.max_block_barriers = 0
@@ -112,7 +113,7 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
             if self.generator:
                 self._run_generators()
             while True:
-                if self.queue:
+                if self.queue:  # its head is the thread to run: every hand-over that comes here chose it
                     self._start(self.queue.popleft())
                 elif self.live:
                     self._resolve()
@@ -136,7 +137,19 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         if self.rng is not None:
             threads = list(threads)
             self.rng.shuffle(threads)
+        elif self.priority is not None:
+            threads = sorted(threads, key=self.priority.rank)
         return deque(threads)
+
+    def _choose(self):
+        """Under a "hold", "ahead" or "delay" schedule: move the thread to run next to the queue's front."""
+        queue = self.queue
+        if queue:
+            i = self.priority.pick(queue, self.stalled)
+            if i:
+                thread = queue[i]
+                del queue[i]
+                queue.appendleft(thread)
 
     def _enter(self, thread):
         """Make `thread` the running one: context for `cuda.*`, a log segment, the timeout check."""
@@ -174,6 +187,8 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
             thread.glet = me
             returned = fn(*args)
             self._exit(thread, returned)
+            if self.priority is not None:
+                self._choose()
             if not queue or queue[0].glet is not None:
                 return
             thread = queue.popleft()
@@ -243,6 +258,8 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         starts new greenlets, so that they do not inherit this one's recursion depth)."""
         if self.generator:
             self._not_here()
+        if self.priority is not None:
+            self._choose()
         queue = self.queue
         if not queue or queue[0].glet is None:
             self.main.switch()
@@ -270,6 +287,8 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         else:
             thread.site = ("syncthreads", sites.user_stack(2))
         self.waiting.append(thread)
+        if self.priority is not None:
+            self._choose()
         queue = self.queue
         if queue and queue[0].glet is not None:
             # `_enter` inlined; its timeout check is left to the scheduler, which every barrier passes through

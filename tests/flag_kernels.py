@@ -11,7 +11,8 @@ from numba import cuda, float32, int32
 SLOTS = 2
 W = 32
 VARIANTS = ("right", "no_producer_fence", "no_consumer_fence", "flag_before_data", "consumer_waits_too_long",
-            "producer_never_waits", "barrier_after")
+            "producer_never_waits", "barrier_after", "consumer_waits_for_one_lane",
+            "producer_waits_a_round_early")
 
 
 def make_ring(variant="right"):
@@ -34,7 +35,8 @@ def make_ring(variant="right"):
             for k in range(tiles):
                 s = k % SLOTS
                 if variant != "producer_never_waits":
-                    while cuda.atomic.add(empty, s, 0) < W * (k // SLOTS):
+                    rounds = k // SLOTS - (1 if variant == "producer_waits_a_round_early" else 0)
+                    while cuda.atomic.add(empty, s, 0) < W * rounds:
                         pass
                     cuda.threadfence_block()
                 if variant == "flag_before_data":
@@ -50,7 +52,8 @@ def make_ring(variant="right"):
             for k in range(tiles):
                 s = k % SLOTS
                 rounds = k // SLOTS + (2 if variant == "consumer_waits_too_long" else 1)
-                while cuda.atomic.add(full, s, 0) < W * rounds:
+                target = W * (rounds - 1) + 1 if variant == "consumer_waits_for_one_lane" else W * rounds
+                while cuda.atomic.add(full, s, 0) < target:
                     pass
                 if variant != "no_consumer_fence":
                     cuda.threadfence_block()

@@ -58,7 +58,7 @@ def test_missing_consumer_fence_names_the_poll_that_needs_one():
     error, message = ring_error("no_consumer_fence")
     assert isinstance(error, gpusim.FlagRaceError)
     assert "thread (32,0,0) saw the flag update" in message
-    assert "`while cuda.atomic.add(full, s, 0) < W * rounds:`" in message
+    assert "`while cuda.atomic.add(full, s, 0) < target:`" in message
     assert "did not call cuda.threadfence_block() between that atomic and its own access" in message
 
 
@@ -134,3 +134,59 @@ def test_atomics_that_change_nothing_in_ordinary_kernels_are_not_deadlocks(kerne
     out = np.full(1, -1.0, np.float32)
     gpusim.jit(kernel, check=check, timeout=20)[1, 64](x, out)
     assert out[0] == 5.0
+
+
+# --- happens-before under adversarial schedules: an acquire synchronises with the writes its poll saw
+
+
+@pytest.mark.parametrize("schedule", gpusim.schedules(2 * F.W), ids=lambda s: s.name)
+def test_right_protocol_is_clean_under_every_schedule_of_the_set(schedule):
+    np.testing.assert_array_equal(ring("right", schedule=schedule), 2 * X)
+
+
+@pytest.mark.parametrize("schedule", [("hold", 0), ("hold", 1), ("delay", 1)])
+def test_right_protocol_runs_unchecked_under_adversarial_schedules(schedule):
+    np.testing.assert_array_equal(ring("right", check=False, schedule=schedule), 2 * X)
+
+
+def test_consumer_that_waits_for_one_producer_lane_is_a_race_once_its_fences_are_delayed():
+    """Family 1: the consumer goes on when one producer lane has added to full[s]. In the default order every
+    lane has filled the slot by then; delaying the consumer's fences lets it poll after the first lane's
+    update, and its poll, which read 1, synchronised with that lane only."""
+    np.testing.assert_array_equal(ring("consumer_waits_for_one_lane"), 2 * X)
+    out = np.zeros_like(X)
+    with pytest.raises(gpusim.FlagRaceError) as info:
+        gpusim.run_schedules(F.make_ring("consumer_waits_for_one_lane"), (1, 2 * F.W), X, out, timeout=20)
+    message = str(info.value)
+    assert message.startswith("Under the schedule 'delay warp 1 at its fences' (warp 1 runs ahead")
+    assert "thread (1,0,0) wrote ring[0, 1]" in message and "thread (33,0,0) read ring[0, 1]" in message
+    assert "thread (33,0,0) polled full[0] at flag_kernels.py:" in message
+    assert "went on when it read 1, before thread (1,0,0) updated that flag" in message
+    assert "`cuda.atomic.add(full, s, 1)`" in message and "stopped waiting too soon" in message
+
+
+def test_producer_that_waits_a_round_early_is_a_race_once_the_consumer_is_delayed():
+    """Family 2: the producer refills a slot after the consumer's count of the round before the previous
+    one. The default order never lets it get that far ahead; delaying the consumer's fences does, and the
+    consumer's poll synchronised with the producer's first fill of the slot only, not with the refill."""
+    np.testing.assert_array_equal(ring("producer_waits_a_round_early"), 2 * X)
+    error, message = _delayed_consumer_error("producer_waits_a_round_early")
+    assert isinstance(error, gpusim.FlagRaceError)
+    assert message.startswith("block (0,0,0): thread (0,0,0) wrote ring[0, 0] at flag_kernels.py:")
+    assert "thread (32,0,0) read ring[0, 0]" in message
+    assert "`out[row, k * W + lane] = ring[s, lane]`" in message
+    assert "thread (0,0,0) wrote this element again before thread (32,0,0) had used the value" in message
+    assert "the buffer was refilled before its reader released it" in message
+
+
+def test_producer_a_round_early_loses_tiles_when_the_consumer_is_held_back():
+    """Held back, the consumer starts after the producer has filled each slot twice: no race (each read is
+    ordered after the write it reads), but the first tile the consumer copies is the third."""
+    out = ring("producer_waits_a_round_early", schedule=("hold", 1))
+    np.testing.assert_array_equal(out[0, : F.W], 2 * X[0, 2 * F.W: 3 * F.W])
+
+
+def _delayed_consumer_error(variant):
+    with pytest.raises(gpusim.KernelError) as info:
+        ring(variant, schedule=("delay", 1))
+    return info.value, str(info.value)

@@ -2,15 +2,17 @@
 named, and the inputs carry the families of values that break shortcuts."""
 
 import types
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from course.grade.recording import FUNCTION, KERNEL, planned_steps
 from course.models import systolic
 from course.tasks import part08
-from course.tasks.common import CheckFailed
+from course.tasks.common import CheckFailed, Output, Task, check, make_cases
 
 
 def not_written(*args):
@@ -110,3 +112,29 @@ def test_the_model_is_refused_however_it_is_handed_in_and_the_call_names_the_lea
     own_code = r"`feed` from course/models/systolic.py, the course.s own code, at test_tasks_part08.py:\d+"
     with pytest.raises(CourseCodeError, match=own_code):
         guard_learner(calls_the_model, "skewed_feed")(np.ones((2, 2), np.float32), 0, 2)
+
+
+def test_the_ring_task_runs_rows_of_four_tiles_under_gpusims_other_schedules_visible_and_hidden():
+    task = part08.RING_ROW_MAX
+    for cases in (task.cases, task.with_seeds((90, 91, 92)).cases):
+        scheduled = [case for case in cases if task.schedules(case)]
+        assert scheduled and len(scheduled) < len(cases)
+        assert all(-(-case.params["length"] // part08.WARP) == 2 * part08.SLOTS for case in scheduled)
+
+
+@cuda.jit
+def last_lane_wins(out):
+    cuda.atomic.exch(out, 0, cuda.threadIdx.x)
+
+
+def test_a_result_only_the_default_schedule_gives_fails_a_task_that_runs_the_schedules():
+    task = Task(name="last_lane_wins", cases=make_cases([{"n": 1}], seeds=(0,)),
+                make_args=lambda case: {"out": np.zeros(1, np.int32)}, outputs=(Output("out", fill=-1),),
+                reference=lambda case, args: {"out": np.array([63])}, configure=lambda case: (1, 64),
+                exact=True)
+    check(task, {"kernel": last_lane_wins}, quiet=True)
+    with pytest.raises(CheckFailed) as info:
+        check(replace(task, schedules=lambda case: True), {"kernel": last_lane_wins})
+    message = str(info.value)
+    assert "gpusim stopped the kernel, ScheduleError:\nunder the schedule 'delay warp 1" in message
+    assert "out[0] is 31 there and 63 under the default schedule" in message

@@ -36,6 +36,7 @@ import numpy as np
 
 import gpusim
 from gpusim.sites import place_name
+from gpusim.sweep import compare
 
 MAX_SHOWN = 5  # wrong or unwritten elements listed in a message
 KERNEL_TIMEOUT_S = 10.0  # an endless loop in a kernel fails the check instead of hanging the notebook
@@ -156,6 +157,7 @@ class Task:
     image: Callable[[Case], tuple[int, int]] | None = None  # a flat output that is a picture: its shape
     nan_hint: str = ""  # shown, after the general one, when the kernel produced NaN or infinity
     hidden_sizes: tuple[dict[str, int], ...] = ()  # sizes only the hidden tests use
+    schedules: Callable[[Case], bool] | None = None  # cases to run again under gpusim's other schedules
 
     def with_seeds(self, seeds: Sequence[int]) -> Task:
         """The hidden tests' task: the same sizes with other seeds, and the hidden sizes."""
@@ -340,9 +342,43 @@ def run(task: Task, learner: dict, case: Case) -> dict:
             warnings.simplefilter("ignore", RuntimeWarning)
             for config, values in zip(launches, arguments, strict=True):
                 recorder[config](*values)
+        if task.schedules is not None and task.schedules(case):
+            error = run_under_schedules(task, case, kernel, launches, arguments, args)
     except Exception as exc:  # noqa: BLE001 (every learner mistake becomes a message)
         error = _error(exc)
     return _result(task, args, recorder, error, compiled)
+
+
+SCHEDULE_RANDOMS = 1  # random schedules run after the adversarial ones, for tasks with `schedules`
+
+
+def run_under_schedules(task: Task, case: Case, kernel, launches: list, arguments: list, args: dict):
+    """For a task whose results depend on the order threads run (flags, fences, atomics, warp collectives):
+    the case's launches again, each time from fresh inputs, under every schedule of ``gpusim.schedules``
+    but the default one, which :func:`run` has just run (leaving its outputs in ``args``). Returns the
+    error of the first schedule that shows one, its message naming the schedule, or a ScheduleError where
+    a schedule leaves outputs that differ from the default's; None when every schedule agrees."""
+    block = max((_dims(config[1]) for config in launches), key=math.prod)
+    names = [output.name for output in task.outputs]
+    default = [np.array(args[name], copy=True) for name in names]
+    tolerance = (0.0, 0.0) if task.exact else (task.rtol, task.atol)
+    for schedule in gpusim.schedules(block, randoms=SCHEDULE_RANDOMS)[1:]:
+        fresh = task.make_args(case)
+        for output in task.outputs:
+            fill_output(fresh[output.name], output.fill)
+        swap = {id(value): fresh[name] for name, value in args.items()}
+        kernel_now = gpusim.jit(kernel, check=True, timeout=KERNEL_TIMEOUT_S, schedule=schedule)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                for config, values in zip(launches, arguments, strict=True):
+                    kernel_now[config](*(swap.get(id(value), value) for value in values))
+        except gpusim.KernelError as exc:
+            return _error(exc.under(schedule))
+        difference = compare(schedule, names, default, [fresh[name] for name in names], *tolerance)
+        if difference is not None:
+            return _error(difference)
+    return None
 
 
 def _result(task: Task, args: dict, recorder, error, compiled, planned=None) -> dict:
