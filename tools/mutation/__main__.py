@@ -49,8 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60, help="seconds per mutant (default 60)")
     parser.add_argument("--limit", type=int, help="at most this many mutants per task, a fixed sample")
     parser.add_argument("--name", default="mutation", help="write bench/results/NAME.json and .md")
-    parser.add_argument("--state", type=Path, default=ROOT / ".mutation" / "state.jsonl")
+    parser.add_argument("--state", type=Path, default=ROOT / ".mutation" / "state.jsonl",
+                        help="the results file a run appends to and resumes from")
     parser.add_argument("--fresh", action="store_true", help="ignore earlier results in the state file")
+    parser.add_argument("--rerun", nargs="+", default=[], metavar="STATUS",
+                        help="run again the mutants whose earlier result has this status (survived, "
+                             "equivalent, timeout...), e.g. after a change to the battery")
     parser.add_argument("--no-battery", action="store_true", help="no equivalence battery for survivors")
     parser.add_argument("--list", action="store_true", help="print the mutants and exit")
     options = parser.parse_args(argv)
@@ -81,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     fingerprints = {stem: fingerprint(path) for stem, path in paths.items()}
     state = {} if options.fresh else load_state(options.state)
     results = {m.id: state[m.id] for m in chosen
-               if m.id in state and state[m.id].get("fingerprint") == fingerprints[m.notebook]}
+               if m.id in state and state[m.id].get("fingerprint") == fingerprints[m.notebook]
+               and state[m.id]["status"] not in options.rerun}
     todo = [m for m in chosen if m.id not in results]
     print(f"{len(chosen)} mutants in {len({m.notebook for m in chosen})} notebooks; {len(results)} already "
           f"measured, {len(todo)} to run on {options.jobs} workers (timeout {options.timeout:g} s).",
