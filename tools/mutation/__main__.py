@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     baselines = pool.run(todo, {m.notebook: paths[m.notebook] for m in todo}) if todo else {}
 
     header = {
-        "note": _note(options, chosen, sampled, time.time() - start),
+        "note": _note(options, chosen, sampled, len(todo), results, time.time() - start),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _commit(),
@@ -124,11 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _note(options, chosen, sampled, seconds: float) -> str:
+def _note(options, chosen, sampled, ran: int, results: dict, seconds: float) -> str:
+    """One paragraph on what was measured and how long it took."""
     sample = (f" Sampled (--limit {options.limit} per task, by id): "
               + ", ".join(f"{k} {v}" for k, v in sampled.items()) + "." if sampled else "")
-    return (f"{len(chosen)} mutants, timeout {options.timeout:g} s per mutant, {options.jobs} workers; this "
-            f"run took {seconds / 60:.1f} min (results reused from the state file take none).{sample}")
+    worked = sum(r.get("seconds", 0) + r.get("battery_seconds", 0) for r in results.values())
+    return (f"{len(chosen)} mutants; timeout {options.timeout:g} s per mutant, {options.jobs} workers. This "
+            f"run measured {ran} of them in {seconds / 60:.1f} min and reused {len(chosen) - ran} results "
+            f"from the state file; all the mutant runs add up to {worked / 60:.0f} worker-minutes.{sample}")
 
 
 def _commit() -> str:

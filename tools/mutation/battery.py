@@ -12,7 +12,8 @@ passes. On each such case the original and the mutant are run side by side (``co
   barriers...) within COUNTER_RTOL.
 
 A float64 mutant is never equivalent: the task asks for float32, so one that gives the same values is still a
-bug the checks should catch. A mutant with no recorded check call, or too few battery cases, is not either.
+bug the checks should catch (its battery still runs, to say how it differs, if it does). A mutant with no
+recorded check call, or too few battery cases, is not equivalent either.
 """
 
 from __future__ import annotations
@@ -28,13 +29,11 @@ MAX_CASES = 40  # battery cases compared per task
 MIN_CASES = 6  # fewer compared cases than this (a deadline, or few valid ones) decide nothing
 COUNTER_RTOL = 0.02
 WRAPPED = ("py_func", "fn", "__wrapped__", "__func__", "func")  # where a kernel or wrapper keeps its function
-NEVER_EQUIVALENT = {"float64": "float64 where the task asks for float32 is a bug even when the values agree"}
+NEVER_EQUIVALENT = {"float64": "float64 where the task asks for float32 is a bug even so"}
 
 
 def judge_equivalence(run, outcome, mutant: dict, filename: str, settings: dict) -> dict:
     """{"equivalent": bool, "reason": str, "cases": compared cases} for a mutant that passed every check."""
-    if mutant["operator"] in NEVER_EQUIVALENT:
-        return {"equivalent": False, "reason": NEVER_EQUIVALENT[mutant["operator"]], "cases": 0}
     pairs = _call_pairs(run, outcome, mutant["cell"], filename)
     if not pairs:
         return {"equivalent": False, "reason": "no course check call received the mutated cell's code, so "
@@ -49,10 +48,13 @@ def judge_equivalence(run, outcome, mutant: dict, filename: str, settings: dict)
     if compared < MIN_CASES * len(pairs):
         return {"equivalent": False, "reason": f"undecided: only {compared} battery cases ran before the "
                                                f"deadline", "cases": compared}
-    return {"equivalent": True, "reason": f"agrees with the original on {compared} battery cases (other "
-                                          f"seeds, sizes ±1, doubled sizes): outputs within a tenth of the "
-                                          f"check's tolerance, counters within {COUNTER_RTOL:.0%}",
-            "cases": compared}
+    agreement = (f"agrees with the original on {compared} battery cases (other seeds, sizes ±1, doubled "
+                 f"sizes): outputs within a tenth of the check's tolerance, counters within "
+                 f"{COUNTER_RTOL:.0%}")
+    if mutant["operator"] in NEVER_EQUIVALENT:
+        return {"equivalent": False, "reason": f"{agreement}; {NEVER_EQUIVALENT[mutant['operator']]}",
+                "cases": compared}
+    return {"equivalent": True, "reason": agreement, "cases": compared}
 
 
 def _call_pairs(run, outcome, cell_index: int, filename: str) -> list:
@@ -195,10 +197,11 @@ def _difference(task, expected: dict, got: dict) -> str | None:
     if shapes[0] != shapes[1]:  # dynamic shared bytes: compared below, as a counter, within the tolerance
         return f"launches grids and blocks {shapes[1]} instead of {shapes[0]}"
     want_report, got_report = expected.get("report") or {}, got.get("report") or {}
+    changed = []
     for counter in sorted(set(want_report) | set(got_report)):
         a, b = want_report.get(counter), got_report.get(counter)
         if isinstance(a, float) or isinstance(b, float):
             continue  # ratios follow from the integer counters
         if a != b and (a is None or b is None or abs(a - b) > COUNTER_RTOL * max(abs(a), abs(b))):
-            return f"gpusim counter {counter} is {b}, the original's {a}"
-    return None
+            changed.append(f"{counter} {a} → {b}")
+    return f"gpusim counters differ (original → mutant): {', '.join(changed)}" if changed else None

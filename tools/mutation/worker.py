@@ -2,8 +2,9 @@
 
 A mutant run starts from the namespace as it was just before the mutated cell, runs the mutated cell under a
 file name of its own (gpusim, the kernel-source reader and the compile gate cache by code and file name), then
-every later code cell as it is, and records the graded check cells that fail. Graded cells before the
-mutated one cannot see the change: they keep their baseline outcome (a pass).
+every later code cell that reads a name the mutated cell binds (directly or through a cell run after it),
+and records the graded check cells that fail. The other cells cannot see the change: graded cells before the
+mutated one, or that use none of its names, keep their baseline outcome (a pass).
 
 While a check cell runs, the course's ``check`` and ``check_function`` are wrapped to record their arguments
 (the task and the learner's functions), so that :mod:`.battery` can rerun the task on more cases.
@@ -26,8 +27,8 @@ from .notebook import Cell, code_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECK_MODULES = "course.tasks"
-RECORDED = ("check", "check_function")
-HIDDEN_TESTS = "### BEGIN HIDDEN TESTS"  # the course's check entry points, in course.tasks.common
+RECORDED = ("check", "check_function")  # the course's check entry points, in course.tasks.common
+HIDDEN_TESTS = "### BEGIN HIDDEN TESTS"
 
 
 @dataclass
@@ -50,7 +51,7 @@ class Outcome:
 
 
 _recording: list[CheckCall] | None = None
-_originals: dict[str, object] = {}
+_originals: dict[str, tuple] = {}  # entry point name -> (the course's function, its recording wrapper)
 
 
 def _wrap(kind: str, original):
