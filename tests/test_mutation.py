@@ -157,7 +157,7 @@ def test_runner_classifies_killed_survived_equivalent_and_timeout(tmp_path):
     mutants = [by_change[key] for key in wanted]
     records = {}
     state = tmp_path / "state.jsonl"
-    pool = Pool(1, 3.0, {"battery": True, "battery_seconds": 20}, state,
+    pool = Pool(1, 5.0, {"battery": True, "battery_seconds": 20}, state,
                 lambda mutant, record: records.__setitem__((mutant.operator, mutant.after), record))
     baselines = pool.run(mutants, {path.stem: path})
     assert baselines[path.stem]["ok"], baselines
