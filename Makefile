@@ -12,8 +12,9 @@ SUBMISSIONS ?=
 OUT ?= graded
 GRADE_ARGS ?=
 PYTEST_ARGS ?= -n auto
+MUTATION_ARGS ?= -j 2
 
-.PHONY: lab test lint exercises grade gpusim-venv mlir-venv python-ok venv-ok clean-venv
+.PHONY: lab test lint exercises grade mutation gpusim-venv mlir-venv python-ok venv-ok clean-venv
 
 lab: $(VENV)/.runtime-installed
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.port_retries=50 $(AS_ROOT) $(LAB_ARGS) $(START_PAGE)
@@ -30,6 +31,11 @@ lint: $(VENV)/.dev-installed
 grade: $(VENV)/.runtime-installed
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/folder [OUT=graded]"; exit 2; }
 	$(PY) -m course.grade "$(SUBMISSIONS)" --out "$(OUT)" $(GRADE_ARGS)
+
+# Measure the exercise checks by the mutants of the solution cells they kill (a measurement, not a test):
+# bench/results/mutation.{json,md}. MUTATION_ARGS passes options on (python -m tools.mutation --help).
+mutation: $(VENV)/.runtime-installed
+	$(PY) -m tools.mutation $(MUTATION_ARGS)
 
 exercises: $(VENV)/.dev-installed
 	$(PY) tools/make_exercises.py
