@@ -13,6 +13,7 @@ from .checker import SharedSnapshot
 from .context import BARRIER, DONE, RUNNABLE, WARP, SimThread, current, fmt3, site_text, thread_list, who
 from .errors import BarrierError, KernelError, KernelException, KernelTimeoutError
 from .fakecuda import FULL_MASK, WARP_SIZE, Dim3
+from .fences import WARP_EPOCH_MASK
 from .flags import Flags
 from .spaces import MemorySpaces
 from .warps import WarpCollectives
@@ -130,7 +131,8 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         self._snapshot()
         self.blocks += 1
         self.max_block_barriers = max(self.max_block_barriers, self.epoch)
-        self.max_thread_collectives = max(self.max_thread_collectives, max(t.wepoch for t in threads))
+        collectives = max(t.wepoch & WARP_EPOCH_MASK for t in threads)
+        self.max_thread_collectives = max(self.max_thread_collectives, collectives)
         self.max_static_shared = max(self.max_static_shared, self.static_shared_bytes)
 
     def _in_run_order(self, threads):

@@ -43,6 +43,12 @@ def test_right_protocol_in_every_block_of_a_grid():
     assert kernel.report.max_block_barriers == 1 and kernel.report.shared_loads >= x.size
 
 
+def test_fences_do_not_leak_into_the_count_of_warp_collectives():
+    kernel = gpusim.jit(F.make_ring("right"), timeout=20)
+    kernel[1, 2 * F.W](X, np.zeros_like(X))
+    assert kernel.report.max_thread_collectives == 0  # the ring uses fences and atomics, no collective
+
+
 def test_missing_producer_fence_names_the_write_the_read_and_the_flag_update():
     error, message = ring_error("no_producer_fence")
     assert isinstance(error, gpusim.FlagRaceError) and isinstance(error, gpusim.RaceError)
