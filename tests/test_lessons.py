@@ -176,10 +176,13 @@ def test_measured_numbers_in_the_text_come_from_outputs(path):
 
 
 def test_bench_loads_the_kernels_lessons_define():
-    needs = {"03_numba_cuda.ipynb": ["double_kernel"],
+    needs = {"02_shared_memory_and_barriers.ipynb": ["BLOCK", "block_sum", "block_sum_barrier_in_if"],
+             "03_numba_cuda.ipynb": ["double_kernel", "make_reverse_no_barrier", "make_reverse_early_return",
+                                     "double_no_guard", "difference", "histogram_no_atomic"],
              "04_memory_and_performance.ipynb": ["sin_kernel", "cos_kernel", "square_kernel", "add_kernel",
                                                  "fused_kernel", "forward_store", "backward_stored",
-                                                 "forward_recompute", "backward_recompute", "make_transpose"],
+                                                 "forward_recompute", "backward_recompute", "make_transpose",
+                                                 "scale_thread_per_row", "scale_thread_per_column"],
              "06_softmax.ipynb": ["softmax_shared", "softmax_warps", "BLOCK", "BLOCK_W"]}
     for notebook, names in needs.items():
         namespace = lesson_kernels.load(notebook)
@@ -188,27 +191,40 @@ def test_bench_loads_the_kernels_lessons_define():
 
 COMPILE = """
 from numba import cuda, float32, int64, uint64
-from bench.lesson_cells import bandwidth, latency, launching
-array_u64, array_f32 = uint64[::1], float32[::1]
-for kernel, signature in [
-    (latency.chase_global, (array_u64, int64, int64, array_u64)),
-    (latency.chase_shared, (array_u64, int64, int64, array_u64)),
-    (latency.read_all, (array_u64, array_u64)),
-    (bandwidth.copy_coalesced, (array_f32, array_f32)),
-    (bandwidth.copy_coalesced_4, (array_f32, array_f32)),
-    (bandwidth.copy_coalesced_4_serial, (array_f32, array_f32)),
-    (bandwidth.copy_strided, (array_f32, array_f32)),
-    (launching.add_kernel, (array_f32, array_f32, array_f32)),
-    (launching.busy_kernel, (array_f32, int64)),
-    (launching.empty_kernel, (array_f32,)),
+from bench.lesson_cells import bandwidth, fusion, latency, launching, tile_width
+from course.compilegate import _target_device
+from course.ptx import float64_lines
+array_u64, array_f32, matrix_f32 = uint64[::1], float32[::1], float32[:, ::1]
+ARITY = {"forward_store": 4, "backward_stored": 4, "forward_recompute": 2, "backward_recompute": 3}
+as_first_written = fusion.make_sigmoid_kernels(1.0, 1)  # float64 constants, kept for comparison
+four_per_thread = fusion.make_sigmoid_kernels(float32(1), 4)
+for kernel, signature, float64_wanted in [
+    *[(kernels[name], (array_f32,) * arity, kernels is as_first_written)
+      for kernels in (as_first_written, four_per_thread) for name, arity in ARITY.items()],
+    *[(kernel, (matrix_f32,) * 3 + (int64,) * len(extra), False)
+      for kernel, extra, _ in tile_width.VARIANTS.values()],
+    (latency.chase_global, (array_u64, int64, int64, array_u64), False),
+    (latency.chase_shared, (array_u64, int64, int64, array_u64), False),
+    (latency.read_all, (array_u64, array_u64), False),
+    (bandwidth.copy_coalesced, (array_f32, array_f32), False),
+    (bandwidth.copy_coalesced_4, (array_f32, array_f32), False),
+    (bandwidth.copy_coalesced_4_serial, (array_f32, array_f32), False),
+    (bandwidth.copy_strided, (array_f32, array_f32), False),
+    (launching.add_kernel, (array_f32, array_f32, array_f32), False),
+    (launching.busy_kernel, (array_f32, int64), False),
+    (launching.empty_kernel, (array_f32,), False),
 ]:
-    cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
+    with _target_device():  # device functions ask for the GPU's compute capability
+        ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
+    found = float64_lines(ptx)
+    assert bool(found) == float64_wanted, (kernel.__name__, float64_wanted, found[:4])
 print("compiled")
 """
 
 
 def test_lesson_cell_kernels_compile_for_an_h100():
-    """The measurement kernels type-check and compile to PTX for sm_90: no GPU needed, only no simulator."""
+    """The measurement kernels type-check and compile to PTX for sm_90 (no GPU needed, only no simulator),
+    and compute in float32, except the sigmoid kernels kept with float64 constants for comparison."""
     env = {key: value for key, value in os.environ.items()
            if key not in ("NUMBA_ENABLE_CUDASIM", "COURSE_MODE")}
     env["PYTHONPATH"] = str(ROOT)

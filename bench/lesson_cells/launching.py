@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 import torch
-from numba import cuda
+from numba import cuda, float32
 
 PTX_KEYS = ("%tid", "%ctaid", "%ntid", "ld.global", "st.global", "mul.")
 
@@ -29,7 +29,7 @@ def busy_kernel(x, repeats):
     if i < x.shape[0]:
         value = x[i]
         for _ in range(repeats):
-            value = value * 0.999 + 0.001
+            value = value * float32(0.999) + float32(0.001)  # float32 constants: 0.999 alone is a float64
         x[i] = value
 
 
@@ -149,3 +149,64 @@ def show_launch_cost(records):
         print(record.header())
         for label, us in record.data["us_per_launch"].items():
             print(f"  empty kernel, {label:22}: {us:7.1f} µs per launch")
+
+
+def launch_costs(launches=200):
+    """Microseconds per launch, launches back to back: Numba's empty kernel given a torch CUDA tensor, a
+    Numba device array or a NumPy array (copied there and back), and a tiny torch operation (torch's own
+    launch path, for comparison)."""
+    small_gpu, small_host = torch.zeros(1, device="cuda"), np.zeros(1, dtype=np.float32)
+    device_array = cuda.to_device(small_host)
+    runs = {
+        "Numba, torch CUDA tensor": lambda: empty_kernel[1, 1](small_gpu),
+        "Numba, Numba device array": lambda: empty_kernel[1, 1](device_array),
+        "Numba, NumPy array (copied)": lambda: empty_kernel[1, 1](small_host),
+        "torch, x.add_(1) on one element": lambda: small_gpu.add_(1),
+    }
+    costs = {}
+    for label, run in runs.items():
+        run()  # compiles Numba's kernel for this argument type
+        times = []
+        for _ in range(3):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(launches):
+                run()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - start)
+        costs[label] = float(np.median(times)) / launches * 1e6
+    return dict(launches=launches, us_per_launch=costs)
+
+
+def launch_returns(repeats=20000):
+    """Milliseconds until a launch of busy_kernel returns, and until the kernel has finished, with a torch
+    CUDA tensor and with a NumPy array: does the launch wait for the kernel?"""
+    host = np.random.default_rng(0).random(1 << 22, dtype=np.float32)
+    tensor = torch.from_numpy(host).cuda()
+    launch = ((host.size + 255) // 256, 256)
+    rows = {}
+    for label, argument in (("torch CUDA tensor", tensor), ("NumPy array", host)):
+        busy_kernel[launch](argument, 10)  # compile first
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        busy_kernel[launch](argument, repeats)
+        returned = time.perf_counter() - start
+        torch.cuda.synchronize()
+        finished = time.perf_counter() - start
+        rows[label] = dict(returned_ms=returned * 1e3, finished_ms=finished * 1e3)
+    return dict(repeats=repeats, elements=host.size, rows=rows)
+
+
+def launch(launches=200, repeats=20000):
+    """Both measurements of the launch, as one record."""
+    return dict(costs=launch_costs(launches), returns=launch_returns(repeats))
+
+
+def show_launch(records):
+    for record in records:
+        print(record.header())
+        for label, us in record.data["costs"]["us_per_launch"].items():
+            print(f"  {label:34}: {us:7.1f} µs per launch")
+        for label, row in record.data["returns"]["rows"].items():
+            print(f"  busy_kernel on a {label:17}: the launch returned after {row['returned_ms']:8.3f} ms, "
+                  f"the kernel had finished after {row['finished_ms']:7.2f} ms")
