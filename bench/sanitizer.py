@@ -30,6 +30,9 @@ TOOLS = ("racecheck", "memcheck", "synccheck")
 RUN_LIMIT_S = 120
 KEPT_LINES = 24
 PREFIX = "========= "  # every line compute-sanitizer prints starts with it
+KERNEL_REPORT = re.compile(r"^(Invalid __\w+__|Barrier error|Error: Race|Warning: Race|Misaligned)")
+API_ERROR = re.compile(r"^Program hit CUDA_ERROR_")
+CONTROL = "correct: block_sum (control)"
 
 
 def _reverse_args(block, n):
@@ -84,17 +87,29 @@ def find_sanitizer(given=None):
     return None
 
 
+def headlines(output):
+    """The sanitizer's own lines, without its prefix."""
+    return [line[len(PREFIX):].rstrip() for line in output.splitlines() if line.startswith(PREFIX)]
+
+
 def parse(output):
-    """The sanitizer's summary lines, its error count and the kinds of report it printed."""
-    lines = [line[len(PREFIX):].rstrip() for line in output.splitlines() if line.startswith(PREFIX)]
+    """What the sanitizer printed, counted: its summary lines; `errors` (ERROR SUMMARY, or racecheck's errors)
+    and racecheck's `warnings`; `hazards`, the hazards its race reports name; `kernel_reports`, reports about
+    the kernel's own accesses and barriers; `api_errors`, failed CUDA API calls (CUDA_ERROR_...), which
+    memcheck counts among its errors: Numba's Python bindings make some at every start-up, and a kernel that
+    faults makes the calls after it fail; and the kinds of report, numbers blanked."""
+    lines = headlines(output)
     summaries = [line for line in lines if "SUMMARY" in line]
-    errors = None
+    counts = dict(errors=None, warnings=None)
     for line in summaries:
-        match = re.search(r"ERROR SUMMARY: (\d+) error", line)
-        if match:
-            errors = int(match.group(1))
-    found = [re.search(r"(\d+) hazards? displayed", line) for line in summaries]
-    hazards = [int(match.group(1)) for match in found if match]
+        total = re.search(r"ERROR SUMMARY: (\d+) errors?", line)
+        if total:
+            counts["errors"] = int(total.group(1))
+        race = re.search(r"\((\d+) errors?, (\d+) warnings?\)", line)
+        if race:
+            counts.update(errors=int(race.group(1)), warnings=int(race.group(2)))
+    hazards = sum(int(match.group(1)) for line in lines for match in [re.search(r"\[(\d+) hazards?\]", line)]
+                  if match)
     kinds = []
     for line in lines:
         headline = line and not line.startswith((" ", "\t"))
@@ -102,7 +117,35 @@ def parse(output):
             kind = re.sub(r"0x[0-9a-f]+|\d+", "#", line)[:120]
             if kind not in kinds:
                 kinds.append(kind)
-    return dict(summaries=summaries, errors=errors, hazards=hazards[0] if hazards else None, kinds=kinds[:8])
+    return dict(summaries=summaries, **counts, hazards=hazards,
+                kernel_reports=sum(bool(KERNEL_REPORT.match(line)) for line in lines),
+                api_errors=sum(bool(API_ERROR.match(line)) for line in lines), kinds=kinds[:8])
+
+
+def findings(result, control):
+    """What one tool said about the kernel itself, in a few words. Racecheck: its errors and warnings (a race
+    inside one warp is a warning) and the hazards they name, from its summary. Memcheck and synccheck: the
+    kernel's own reports where the run counted them (`kernel_reports`); for runs recorded before it did,
+    the errors beyond the control's (a correct kernel's run: its errors are the failed API calls of every
+    start-up), which still include the API calls that fail after a kernel faults."""
+    if result is None:
+        return "-"
+    if not result.get("case_finished") and result.get("errors") is None:
+        return f"did not run ({result.get('exit_status')})"
+    kept = result.get("output_start", []) + [PREFIX + line for line in result["summaries"]]
+    counted = parse("\n".join(kept))
+    if counted["warnings"] is not None:
+        errors, warnings = counted["errors"], counted["warnings"]
+        if errors + warnings == 0:
+            return "clean"
+        said = [f"{errors} error" + "s" * (errors != 1)] * bool(errors)
+        said += [f"{warnings} warning" + "s" * (warnings != 1)] * bool(warnings)
+        return f"{', '.join(said)} ({counted['hazards']} hazards)"
+    if "kernel_reports" in result:
+        found = result["kernel_reports"]
+    else:
+        found = max(0, (result.get("errors") or 0) - ((control or {}).get("errors") or 0))
+    return "clean" if found == 0 else f"{found} error" + "s" * (found != 1)
 
 
 def sanitize(sanitizer, tool, name):

@@ -23,6 +23,7 @@ MISSING_BARRIER_BLOCKS = (8, 32, 64, 256)
 REPEATS = 20
 EARLY_RETURN = ((8, 12), (64, 96), (64, 100))  # (threads per block, elements): 2 blocks, block 1 partly empty
 HANG_LIMIT_S = 60
+NOT_THE_KERNEL = ("Program hit", "Target application")  # sanitizer reports about API calls and the process
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -144,10 +145,12 @@ def show_missing_barrier(records):
                   f"{min(wrong)} to {max(wrong)} of {row['outputs']} each")
 
 
-def show_divergent(records):
+def show_divergent(records, cases=None):
     for record in records:
         print(record.header())
         for name, case in record.data["cases"].items():
+            if cases is not None and name not in cases:
+                continue
             if not case.get("finished", True):
                 print(f"  {name}: did not finish ({case['child']}): a hang")
             elif name.startswith("early return"):
@@ -181,3 +184,59 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+def gpusim_verdicts(load, cases=None):
+    """What gpusim says about each of bench/sanitizer.py's cases (the same launches): its error's class, or
+    "no error". `load(notebook)` gives a lesson's kernels (bench/lesson_kernels.load, or a lesson's
+    globals())."""
+    import gpusim
+    from bench import sanitizer
+
+    verdicts, loaded = {}, {}
+    for name in cases or sanitizer.CASES:
+        lesson, launch = sanitizer.CASES[name]
+        if lesson not in loaded:
+            loaded[lesson] = load(sanitizer.NOTEBOOKS[lesson])
+        kernels = {}
+        for key, value in loaded[lesson].items():
+            if key.startswith("make_"):
+                kernels[key] = lambda *a, factory=value: gpusim.jit(factory(*a))
+            elif hasattr(value, "py_func"):
+                kernels[key] = gpusim.jit(value)
+            else:
+                kernels[key] = value
+        try:
+            launch(kernels)
+            verdicts[name] = "no error"
+        except gpusim.KernelError as error:
+            verdicts[name] = type(error).__name__
+    return verdicts
+
+
+def show_sanitizer(records, verdicts, cases=None):
+    """Per device: one row per case, what gpusim says (`verdicts`, from gpusim_verdicts) and what each of
+    compute-sanitizer's tools reported about the kernel on the GPU (bench.sanitizer.findings); then the
+    kinds of report behind each finding, and how memcheck's counts were read."""
+    from bench import sanitizer
+
+    for record in records:
+        data = record.data
+        control = data["cases"].get(sanitizer.CONTROL, {})
+        print(f"{record.header()}; compute-sanitizer {data['sanitizer_version']}")
+        names = [name for name in data["cases"] if cases is None or name in cases]
+        print(f"  {'case':52} {'gpusim (here)':18}" + "".join(f"{tool:>24}" for tool in data["tools"]))
+        for name in names:
+            results = data["cases"][name]
+            cells = [sanitizer.findings(results.get(tool), control.get(tool)) for tool in data["tools"]]
+            print(f"  {name:52} {verdicts.get(name, '-'):18}" + "".join(f"{cell:>24}" for cell in cells))
+        for name in names:
+            for tool, result in data["cases"][name].items():
+                if sanitizer.findings(result, control.get(tool)) not in ("clean", "-"):
+                    kinds = [kind for kind in result["kinds"] if not kind.startswith(NOT_THE_KERNEL)]
+                    print(f"  {tool} on '{name}': {'; '.join(kinds[:2])[:150]}")
+        baseline = control.get("memcheck", {}).get("errors")
+        if baseline and "kernel_reports" not in control.get("memcheck", {}):
+            print(f"  (memcheck counted {baseline} errors in the control, a correct kernel: failed CUDA API "
+                  f"calls of Numba's start-up, made in every run; the table shows each case's errors beyond "
+                  f"them)")
