@@ -1,23 +1,29 @@
 """The PTX Numba generates for a kernel, on any machine: what the lessons read in it.
 
-    ptx_of(kernel, *example_args)          # PTX text for an H100 (sm_90), in CPU mode too
-    float64_lines(ptx)                      # the instructions that compute in float64
-    instruction_mix(ptx)                    # instructions by kind: float32 FMA, 64-bit integer, loads...
+    ptx_of(kernel, *example_args)               # PTX text for an H100 (sm_90), in CPU mode too
+    ptx_of_all([(kernel, example_args), ...])   # several at once
+    float64_lines(ptx)                          # the instructions that compute in float64
+    instruction_mix(ptx)                        # instructions by kind: float32 FMA, 64-bit integer, loads...
+    innermost_loop(ptx)                         # the smallest loop that holds float32 FMAs
 
-The kernel is compiled the way the compile gate (:mod:`course.compilegate`) compiles a learner's: its
-spec (:mod:`course.kernelsource`) is rebuilt and ``numba.cuda.compile_ptx`` compiles it for the argument
-types of `example_args` (arrays, torch tensors or numbers). That needs NVIDIA's NVRTC and NVVM libraries
-but no GPU; Numba's simulator must be off in the compiling process, so in CPU mode the compile runs in a
-fresh ``python -m course.ptx`` (a few seconds: it imports Numba).
+A kernel is compiled the way the compile gate (:mod:`course.compilegate`) compiles a learner's: its spec
+(:mod:`course.kernelsource`) is rebuilt and ``numba.cuda.compile_ptx`` compiles it for the argument types of
+`example_args` (arrays, torch tensors or numbers). That needs NVIDIA's NVRTC and NVVM libraries but no GPU.
+Numba's simulator must be off in the compiling process, so in CPU mode the compiles run in one helper
+process (``python -m course.ptx --serve``), started on first use (a few seconds: it imports Numba) and kept
+for the next ones.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -42,6 +48,9 @@ KINDS = (  # (kind, opcode pattern): the first that matches names an instruction
 )
 
 
+# ------------------------------------------------------------------------------------------- compiling
+
+
 def compile_here(spec, signature) -> str:
     """PTX of a kernel spec for `signature` (compilegate.signature_of data), compiled in this process."""
     import numba.cuda
@@ -54,19 +63,78 @@ def compile_here(spec, signature) -> str:
     return ptx
 
 
+def _result(spec, signature, want) -> dict:
+    """{"ptx": text} or {"float64": lines} as `want` says, or {"error": why it did not compile}."""
+    try:
+        ptx = compile_here(spec, signature)
+    except Exception as error:  # noqa: BLE001 -- a kernel a GPU would refuse: reported, not fatal
+        return {"error": f"{type(error).__name__}: {str(error)[-500:]}"}
+    return {"ptx": ptx} if want == "ptx" else {"float64": float64_lines(ptx)}
+
+
+class _Helper:
+    """One `python -m course.ptx --serve` process with the simulator off: a JSON request per line in, a
+    JSON answer per line out."""
+
+    def __init__(self):
+        self.process, self.errors, self.lock = None, None, threading.Lock()
+
+    def run(self, jobs, want) -> list[dict]:
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._start()
+            self.process.stdin.write(json.dumps({"want": want, "jobs": jobs}) + "\n")
+            self.process.stdin.flush()
+            answer = self.process.stdout.readline()
+            if not answer:
+                self.errors.seek(0)
+                raise RuntimeError(f"the PTX helper process died:\n{self.errors.read()[-3000:]}")
+            return json.loads(answer)
+
+    def _start(self):
+        env = {key: value for key, value in os.environ.items()
+               if key not in ("NUMBA_ENABLE_CUDASIM", "COURSE_MODE", "COURSE_LAUNCH_LOG")}
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+        self.errors = tempfile.TemporaryFile("w+")
+        command = [sys.executable, "-m", "course.ptx", "--serve"]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self.errors, text=True, env=env, cwd=ROOT)
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait(timeout=10)
+
+
+_helper = _Helper()
+atexit.register(_helper.stop)
+
+
+def results_of_specs(jobs, want="ptx") -> list[dict]:
+    """For each (spec, signature): {"ptx": text} (or {"float64": lines} with want="float64"), or
+    {"error": why it did not compile}."""
+    if _simulator_on():
+        return _helper.run([list(job) for job in jobs], want)
+    return [_result(spec, signature, want) for spec, signature in jobs]
+
+
 def ptx_of(kernel, *example_args) -> str:
     """The PTX of `kernel` (a @cuda.jit kernel or a plain function) for the types of `example_args`."""
-    spec, signature = describe(kernel), signature_of(example_args)
-    if not _simulator_on():
-        return compile_here(spec, signature)
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("NUMBA_ENABLE_CUDASIM", "COURSE_MODE")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-m", "course.ptx"], input=json.dumps([spec, signature]),
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=240)
-    if done.returncode != 0:
-        raise RuntimeError(f"compiling {kernel.__name__} for its PTX failed:\n{done.stderr[-2000:]}")
-    return done.stdout
+    return ptx_of_all([(kernel, example_args)])[0]
+
+
+def ptx_of_all(kernels_and_args) -> list[str]:
+    """The PTX of each (kernel, example_args) pair."""
+    jobs = [(describe(kernel), signature_of(args)) for kernel, args in kernels_and_args]
+    texts = []
+    for (kernel, _), result in zip(kernels_and_args, results_of_specs(jobs), strict=True):
+        if "error" in result:
+            raise RuntimeError(f"compiling {kernel.__name__} for its PTX failed: {result['error']}")
+        texts.append(result["ptx"])
+    return texts
+
+
+# ------------------------------------------------------------------------------------------- reading
 
 
 def instructions(ptx):
@@ -83,28 +151,10 @@ def kind_of(opcode):
     """The kind (see KINDS) of an instruction. A conversion is named by the type it produces, and a
     widening multiply (mul.wide, mad.wide) produces 64 bits."""
     if opcode.startswith("cvt.") and ".f64" not in opcode:
-        parts = opcode.split(".")
-        opcode = ".".join(parts[:-1])
+        opcode = opcode.rsplit(".", 1)[0]
     elif opcode.startswith(("mul.wide.", "mad.wide.")):
-        opcode = opcode[:-3] + "64"
+        opcode = opcode[:-2] + "64"
     return next((kind for kind, pattern in KINDS if pattern.search(opcode)), "other")
-
-
-def innermost_loop(ptx):
-    """The instructions of the smallest loop (a label and a branch back to it) that holds float32 FMAs:
-    where a kernel spends its time. Empty if no loop holds one."""
-    lines = ptx.splitlines()
-    labels = {line.strip()[:-1]: k for k, line in enumerate(lines) if re.match(r"^\$\w+:$", line.strip())}
-    best = None
-    for k, line in enumerate(lines):
-        match = re.search(r"\bbra(?:\.uni)?\s+(\$\w+);", line)
-        start = labels.get(match.group(1)) if match else None
-        if start is None or start >= k:
-            continue
-        body = "\n".join(lines[start:k + 1])
-        if instruction_mix(body)["float32 FMA"] and (best is None or k - start < best[1] - best[0]):
-            best = (start, k)
-    return "" if best is None else "\n".join(lines[best[0]:best[1] + 1])
 
 
 def float64_lines(ptx):
@@ -125,10 +175,33 @@ def instruction_mix(ptx):
     return Counter(kind_of(opcode) for opcode, _ in instructions(ptx))
 
 
+def innermost_loop(ptx):
+    """The instructions of the smallest loop (a label and a branch back to it) that holds float32 FMAs:
+    where a kernel spends its time. Empty if no loop holds one."""
+    lines = ptx.splitlines()
+    labels = {line.strip()[:-1]: k for k, line in enumerate(lines) if re.match(r"^\$\w+:$", line.strip())}
+    best = None
+    for k, line in enumerate(lines):
+        match = re.search(r"\bbra(?:\.uni)?\s+(\$\w+);", line)
+        start = labels.get(match.group(1)) if match else None
+        if start is None or start >= k:
+            continue
+        body = "\n".join(lines[start:k + 1])
+        if instruction_mix(body)["float32 FMA"] and (best is None or k - start < best[1] - best[0]):
+            best = (start, k)
+    return "" if best is None else "\n".join(lines[best[0]:best[1] + 1])
+
+
 def main():
-    """Read [spec, signature] as JSON on stdin, print the PTX."""
-    spec, signature = json.loads(sys.stdin.read())
-    sys.stdout.write(compile_here(spec, signature))
+    """--serve: answer one JSON request per line of stdin ({"want": "ptx" or "float64", "jobs": [[spec,
+    signature], ...]}) with one JSON list per line of stdout, until stdin closes."""
+    if sys.argv[1:] != ["--serve"]:
+        sys.exit(__doc__)
+    for line in sys.stdin:
+        request = json.loads(line)
+        answer = [_result(spec, signature, request["want"]) for spec, signature in request["jobs"]]
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -16,8 +16,7 @@ from bench.common import time_ms
 
 N = 1 << 26  # 256 MiB of float32 per array: far beyond L2
 THREADS = 128
-PAIRS = {"fusion": ("five kernels", "fused kernel"), "recomputation": ("store activations", "recompute"),
-         "transpose": ("tile (32, 32)", "tile (32, 33)")}
+PAIRS = {"fusion": ("five kernels", "fused kernel"), "transpose": ("tile (32, 32)", "tile (32, 33)")}
 
 
 def _ms(fn):
@@ -52,28 +51,6 @@ def fusion(k, n=N):
     return dict(n=n, ms=result, correct=correct)
 
 
-def recomputation(k, n=N):
-    """ms of forward + backward of sigmoid(sigmoid(sigmoid(x))), activations stored or recomputed."""
-    x, dout = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-    s1, s2, out, dx = (torch.empty_like(x) for _ in range(4))
-    grid = (math.ceil(n / THREADS), THREADS)
-
-    def stored():
-        k["forward_store"][grid](x, s1, s2, out)
-        k["backward_stored"][grid](dout, s1, s2, dx)
-
-    def recomputed():
-        k["forward_recompute"][grid](x, out)
-        k["backward_recompute"][grid](x, dout, dx)
-
-    result = {}
-    for name, fn in (("store activations", stored), ("recompute", recomputed)):
-        fn()
-        torch.cuda.synchronize()
-        result[name] = _ms(fn)
-    return dict(n=n, ms=result)
-
-
 def transpose(k, size=8192):
     """ms of the lesson's shared-memory transpose of a size x size matrix, tile rows 32 or 33 wide."""
     a = torch.rand(size, size, device="cuda")
@@ -89,7 +66,7 @@ def transpose(k, size=8192):
 
 
 def show(records, part, predicted, counted):
-    """The times of one part (fusion, recomputation or transpose) per device, the slow/fast ratio, and
+    """The times of one part (fusion or transpose) per device, the slow/fast ratio, and
     the ratio `predicted` from what the lesson's gpusim run counted (`counted` says what)."""
     slow, fast = PAIRS[part]
     for record in records:
@@ -287,3 +264,34 @@ def show_rows_and_columns(records, sector_ratio):
         print(f"  copy of the same matrix, coalesced {copies['copy_coalesced']['GBps']:6.0f} GB/s, strided "
               f"{copies['copy_strided']['GBps']:5.0f} GB/s: the strided copy takes "
               f"{copies['copy_strided']['ms'] / copies['copy_coalesced']['ms']:.1f} times as long")
+
+
+def time_ratios(records, slow, fast):
+    """{device: time of `slow` / time of `fast`} from records whose data maps names to ms (fusion,
+    transpose: data["ms"]; recomputation_variants: the lesson's kernels; rows_and_columns: the lesson's
+    launch of 32-thread blocks)."""
+    ratios = {}
+    for record in records:
+        data = record.data
+        if "variants" in data:
+            times = {name: row["ms"] for name, row in next(iter(data["variants"].values())).items()}
+        elif "scale_ms" in data:
+            times = {name.split(",")[0]: ms for name, ms in data["scale_ms"].items()
+                     if name.endswith(", 32 threads per block")}
+        else:
+            times = data["ms"]
+        ratios[record.device.replace("NVIDIA ", "")] = times[slow] / times[fast]
+    return ratios
+
+
+def plot_counts_against_time(ax, title, counted, predicted, measured):
+    """One bar for the ratio gpusim's counts predict, one per device for the measured time ratio; a dotted
+    line at 1 (no difference)."""
+    labels = [f"gpusim:\n{counted}"] + [f"{device}:\ntime" for device in measured]
+    values = [predicted, *measured.values()]
+    bars = ax.bar(range(len(values)), values, color=["tab:grey"] + ["tab:blue"] * len(measured))
+    ax.bar_label(bars, fmt="%.2f")
+    ax.axhline(1, color="black", linestyle=":", linewidth=1)
+    ax.set_xticks(range(len(values)), labels, fontsize=8)
+    ax.set_ylim(0, max(values) * 1.2)
+    ax.set_title(title, fontsize=10)

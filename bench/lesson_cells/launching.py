@@ -1,5 +1,5 @@
-"""Lesson 03 on a GPU: PyTorch tensors through the CUDA array interface, the PTX of a kernel, compile time,
-why a timer needs a synchronise, and what one launch costs."""
+"""Lesson 03 on a GPU: PyTorch tensors through the CUDA array interface, compile time, what one launch costs
+with each kind of argument, and whether a launch waits for its kernel (why a timer needs a synchronise)."""
 
 import inspect
 import time
@@ -7,8 +7,6 @@ import time
 import numpy as np
 import torch
 from numba import cuda, float32
-
-PTX_KEYS = ("%tid", "%ctaid", "%ntid", "ld.global", "st.global", "mul.")
 
 
 def code_of(*functions):
@@ -60,22 +58,6 @@ def show_array_interface(records):
         print(f"  Numba's view of `out` has the tensor's own address: {data['same_memory']}")
 
 
-def ptx(double_kernel):
-    """The PTX Numba generated for `double_kernel` (already launched once), and its telling lines."""
-    text = next(iter(double_kernel.inspect_asm().values()))
-    lines = text.splitlines()
-    return dict(lines=len(lines), interesting=[line.strip() for line in lines
-                                               if any(key in line for key in PTX_KEYS)][:12])
-
-
-def show_ptx(records):
-    for record in records:
-        print(record.header())
-        print(f"  {record.data['lines']} lines of PTX; the interesting ones:")
-        for line in record.data["interesting"]:
-            print(f"    {line}")
-
-
 def compile_time(n=1 << 20):
     """Milliseconds of the first and the second call of a kernel compiled for the first time here."""
     @cuda.jit
@@ -101,54 +83,6 @@ def show_compile_time(records):
         print(record.header())
         print(f"  first call {ms['first']:8.2f} ms (compiles), second call {ms['second']:6.3f} ms: "
               f"the first is {ms['first'] / ms['second']:,.0f} times slower")
-
-
-def synchronised_timing(repeats=20000):
-    """Milliseconds a timer reads right after a launch, and after waiting for the kernel to finish."""
-    data = torch.rand(1 << 22, device="cuda")
-    launch = ((data.shape[0] + 255) // 256, 256)
-    busy_kernel[launch](data, 10)  # compile first
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    busy_kernel[launch](data, repeats)
-    queued = time.perf_counter() - start
-    torch.cuda.synchronize()
-    finished = time.perf_counter() - start
-    return dict(repeats=repeats, queued_ms=queued * 1e3, finished_ms=finished * 1e3)
-
-
-def show_synchronised_timing(records):
-    for record in records:
-        data = record.data
-        print(record.header())
-        print(f"  without synchronising: {data['queued_ms']:8.2f} ms  (only the launch)")
-        print(f"  with synchronising:    {data['finished_ms']:8.2f} ms  (the kernel's real time, "
-              f"{data['finished_ms'] / data['queued_ms']:,.0f} times longer)")
-
-
-def launch_cost(launches=200):
-    """Microseconds per launch of an empty kernel, given a CUDA tensor or a numpy array (copied)."""
-    small_gpu, small_host = torch.zeros(1, device="cuda"), np.zeros(1, dtype=np.float32)
-    costs = {}
-    for label, argument in (("torch CUDA tensor", small_gpu), ("numpy array (copied)", small_host)):
-        empty_kernel[1, 1](argument)  # compile for this argument type
-        times = []
-        for _ in range(3):
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(launches):
-                empty_kernel[1, 1](argument)
-            torch.cuda.synchronize()
-            times.append(time.perf_counter() - start)
-        costs[label] = float(np.median(times)) / launches * 1e6
-    return dict(launches=launches, us_per_launch=costs)
-
-
-def show_launch_cost(records):
-    for record in records:
-        print(record.header())
-        for label, us in record.data["us_per_launch"].items():
-            print(f"  empty kernel, {label:22}: {us:7.1f} µs per launch")
 
 
 def launch_costs(launches=200):
@@ -202,11 +136,16 @@ def launch(launches=200, repeats=20000):
     return dict(costs=launch_costs(launches), returns=launch_returns(repeats))
 
 
-def show_launch(records):
+def show_launch_returns(records):
+    for record in records:
+        print(record.header())
+        for label, row in record.data["returns"]["rows"].items():
+            print(f"  busy_kernel on a {label:17}: the launch returned after {row['returned_ms']:8.3f} ms, "
+                  f"the kernel had finished after {row['finished_ms']:7.2f} ms")
+
+
+def show_launch_costs(records):
     for record in records:
         print(record.header())
         for label, us in record.data["costs"]["us_per_launch"].items():
             print(f"  {label:34}: {us:7.1f} µs per launch")
-        for label, row in record.data["returns"]["rows"].items():
-            print(f"  busy_kernel on a {label:17}: the launch returned after {row['returned_ms']:8.3f} ms, "
-                  f"the kernel had finished after {row['finished_ms']:7.2f} ms")

@@ -8,45 +8,12 @@ from bench.common import time_ms
 ROWS, COLS = 8192, 4096
 
 
-def measure(k, rows=ROWS, cols=COLS):
-    """Microseconds, GB/s (one read and one write of the matrix) and max relative error against float64."""
-    x = (torch.randn(rows, cols, device="cuda") * 30 + 200).float()
-    reference = torch.softmax(x.double(), dim=1)
-    out = torch.empty_like(x)
-    versions = {
-        f"softmax_shared ({k['BLOCK']} threads)": lambda: k["softmax_shared"][rows, k["BLOCK"]](x, out),
-        f"softmax_warps ({k['BLOCK_W']} threads)": lambda: k["softmax_warps"][rows, k["BLOCK_W"]](x, out),
-        "torch.softmax": lambda: out.copy_(torch.softmax(x, dim=1)),
-    }
-    moved = 2 * x.numel() * 4
-    result = {}
-    for name, run in versions.items():
-        run()
-        torch.cuda.synchronize()
-        error = ((out.double() - reference).abs() / reference.clamp_min(1e-30)).max().item()
-        ms, _ = time_ms(run, budget_s=0.5, max_reps=20)
-        result[name] = dict(us=ms * 1e3, GBps=moved / ms / 1e6, max_rel_error=error)
-    return dict(rows=rows, cols=cols, versions=result)
-
-
-def show(records):
-    for record in records:
-        data = record.data
-        print(record.header())
-        print(f"  {data['rows']} x {data['cols']} float32; GB/s counts one read and one write of the matrix")
-        for name, row in data["versions"].items():
-            print(f"  {name:28s} {row['us']:8.1f} µs  {row['GBps']:7.1f} GB/s  "
-                  f"max relative error {row['max_rel_error']:.1e}")
-        torch_us = data["versions"]["torch.softmax"]["us"]
-        ours = {name: row["us"] for name, row in data["versions"].items() if name != "torch.softmax"}
-        print("  " + "; ".join(f"{name.split()[0]} takes {us / torch_us:.2f} times torch.softmax's time"
-                               for name, us in ours.items()))
-
-
 def measure_kernel_only(k, rows=ROWS, cols=COLS):
-    """As `measure`, with torch.softmax timed alone (its result in a new tensor, no copy into `out`), the way
-    the lesson's kernels are, and two references: torch.softmax followed by that copy (how `measure` timed
-    it), and a plain copy of the matrix (out.copy_(x)), the fastest any one-read-one-write kernel can be."""
+    """Microseconds, GB/s (one read and one write of the matrix) and max relative error against float64 of the
+    lesson's kernels and of torch.softmax, each timed alone (torch's result in a new tensor, nothing copied);
+    and two references: torch.softmax followed by a copy into `out` (how an earlier version of this function
+    timed it), and a plain copy of the matrix (out.copy_(x)), the fastest any one-read-one-write kernel can
+    be."""
     x = (torch.randn(rows, cols, device="cuda") * 30 + 200).float()
     reference = torch.softmax(x.double(), dim=1)
     out = torch.empty_like(x)

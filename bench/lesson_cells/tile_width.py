@@ -114,11 +114,11 @@ def loop_counts(ptx_text):
 
 def ptx_counts(example=None):
     """loop_counts of every variant, compiled for float32 matrices (in CPU mode too: course.ptx)."""
-    from course.ptx import ptx_of
+    from course.ptx import ptx_of_all
 
     a = np.zeros((TILE, TILE), np.float32) if example is None else example
-    return {name: loop_counts(ptx_of(kernel, a, a, a, *extra))
-            for name, (kernel, extra, _) in VARIANTS.items()}
+    texts = ptx_of_all([(kernel, (a, a, a, *extra)) for kernel, extra, _ in VARIANTS.values()])
+    return {name: loop_counts(text) for name, text in zip(VARIANTS, texts, strict=True)}
 
 
 def measure(n=4096):
