@@ -11,6 +11,8 @@ The kernels are the lessons' own, passed in as dicts (bench/lesson_kernels.py lo
 tagged `bench-kernels`). Arrays are NumPy arrays, so the same functions run under Numba's simulator.
 """
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -197,7 +199,8 @@ def gpusim_verdicts(load, cases=None):
     for name in cases or sanitizer.CASES:
         lesson, launch = sanitizer.CASES[name]
         if lesson not in loaded:
-            loaded[lesson] = load(sanitizer.NOTEBOOKS[lesson])
+            with contextlib.redirect_stdout(io.StringIO()):  # the lesson's own cells print as they run
+                loaded[lesson] = load(sanitizer.NOTEBOOKS[lesson])
         kernels = {}
         for key, value in loaded[lesson].items():
             if key.startswith("make_"):
