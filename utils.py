@@ -148,3 +148,7 @@ __all__ = [
 ]
 
 _announce()
+if os.environ.get("COURSE_LAUNCH_LOG"):  # the lessons' tests: record every kernel launched, for its PTX
+    from course import launchlog
+
+    launchlog.install(os.environ["COURSE_LAUNCH_LOG"])

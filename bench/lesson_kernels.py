@@ -1,8 +1,9 @@
 """The kernels a lesson defines, loaded from the notebook itself, so that bench/gpu_lessons.py times
 exactly the code the lesson shows: the code cells tagged `bench-kernels` run in order in a fresh namespace
-that starts with `from utils import *`."""
+that starts with `from utils import *`. Their source lines stay readable (linecache), as in Jupyter."""
 
 import json
+import linecache
 from pathlib import Path
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -23,5 +24,8 @@ def load(notebook):
     namespace = {"__name__": f"lesson {notebook}"}
     exec("from utils import *", namespace)
     for index, source in enumerate(sources):
-        exec(compile(source, f"<{notebook}, tagged cell {index + 1}>", "exec"), namespace)
+        filename = f"<{notebook}, tagged cell {index + 1}>"
+        # As Jupyter does: tools that read a kernel's source (course.ptx, gpusim's messages) find it.
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), namespace)
     return namespace

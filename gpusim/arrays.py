@@ -167,13 +167,14 @@ class DeviceArray:
         stop = size if part.stop is None else _as_int(part.stop, self.region.name, idx)
         if start < 0 or stop < 0:
             raise self._error(
-                idx, kind, frame, "a negative slice bound is out of bounds on a GPU (no wrap-around)"
+                idx, kind, frame, "a negative slice bound (Numba wraps it silently, CUDA C would not)"
             )
         return min(start, size), min(max(stop, start), size), step
 
     def _bounds_text(self, i, axis, size):
         if i < 0:
-            return f"index {i} is negative (a GPU does not wrap negative indices)"
+            return (f"index {i} is negative (Numba wraps it to the end of the axis silently, on a GPU too; "
+                    f"CUDA C would read before the array; gpusim refuses it)")
         return f"index {i} is past the end of axis {axis}, which has size {size}"
 
     def _where(self, idx, kind, frame, reason):

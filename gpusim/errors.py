@@ -57,11 +57,16 @@ class ScheduleError(KernelError):
 
 
 class BarrierError(KernelError):
-    """Threads of a block (or warp) do not all reach the same barrier or warp collective."""
+    """Threads of a block (or warp) do not all reach the same barrier or warp collective.
+
+    On a GPU this is undefined behaviour, not always a hang: threads that have exited release a barrier, so
+    such a kernel often finishes with wrong data and no error. gpusim is stricter than the hardware and
+    refuses it every time."""
 
     hint = (
         "every thread of the block must reach the same cuda.syncthreads(): keep barriers out of "
-        "branches and loops that some threads skip, and do not return early before one."
+        "branches and loops that some threads skip, and do not return early before one. (On a GPU this is "
+        "undefined behaviour: it may hang, or finish silently with wrong data; gpusim always stops it.)"
     )
 
 

@@ -9,12 +9,15 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import nbformat
 import pytest
 from notebook_runs import ROOT, execute_notebook
 
 from bench import lesson_kernels, recorded
+from course import launchlog, ptx
 
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 lesson = pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
@@ -35,13 +38,21 @@ WINDOW = 3  # code cells before and after a markdown cell whose outputs its numb
 
 # Numbers stated in the text that come from a cited source, not from this course's measurements.
 SOURCED = {
-    "00_gpu_anatomy": {"1": "seed 000: registers take ~1 cycle", "20": "seed 000: shared memory ~20 cycles",
-                       "300": "seed 000: L2 and global ~200-300 cycles"},
+    "00_gpu_anatomy": {"1": "seed 000: registers take ~1 cycle",
+                       "300": "seed 000: L2 and global ~200-300 cycles",
+                       "24": "Jouppi et al. 2017 (TPU v1 floor plan): the matrix unit is 24% of the die",
+                       "29": "Jouppi et al. 2017 (TPU v1 floor plan): the unified buffer is 29% of the die"},
     "05_tiled_matmul": {"25": "seed 000 and README: padding GPT-2's vocabulary to 50304 sped training ~25%"},
-    **dict.fromkeys(("07_flash_attention", "08_systolic_arrays_and_pipelines"),
-                    {"70": "seed 001: FlashAttention-2 at ~70% of an A100",
-                     "35": "seed 001: FlashAttention-2 at ~35% of an H100",
-                     "65": "seed 001: FlashAttention-3 at ~65% of an H100"}),
+    "07_flash_attention": {"70": "seed 001: FlashAttention-2 at ~70% of an A100",
+                           "35": "seed 001: FlashAttention-2 at ~35% of an H100",
+                           "75": "Shah et al. 2024 (FlashAttention-3): 740 TFLOP/s FP16, 75% of an H100",
+                           "740": "Shah et al. 2024 (FlashAttention-3): up to 740 TFLOP/s in FP16 on an H100",
+                           "65": "seed 001, the lecture notes: FlashAttention-3 at ~65% of an H100",
+                           "3.9": "Shah et al. 2024: the H100 SXM5's exp (MUFU) throughput, 3.9 TFLOP/s",
+                           "989": "NVIDIA's H100 SXM datasheet: 989 TFLOP/s dense FP16/BF16 tensor"},
+    "08_systolic_arrays_and_pipelines": {"70": "seed 001: FlashAttention-2 at ~70% of an A100",
+                                         "35": "seed 001: FlashAttention-2 at ~35% of an H100",
+                                         "65": "seed 001: FlashAttention-3 at ~65% of an H100"},
 }
 
 
@@ -67,9 +78,27 @@ def recorded_reads(path):
     return reads
 
 
+LAUNCH_LOGS = Path(tempfile.mkdtemp(prefix="lesson_launches_"))
+# (lesson, kernel): why its float64 instructions are meant
+FLOAT64_MEANT = {
+    ("03_numba_cuda", "chatty_kernel"): "print() hands a float to the GPU's printf as a double, as C does",
+}
+
+
 @functools.cache
 def executed(path):
-    return execute_notebook(path)[0]
+    """The lesson run top to bottom in CPU mode, with every kernel it launched recorded (launch_log)."""
+    log = launch_log(path)
+    log.unlink(missing_ok=True)
+    os.environ["COURSE_LAUNCH_LOG"] = str(log)
+    try:
+        return execute_notebook(path)[0]
+    finally:
+        del os.environ["COURSE_LAUNCH_LOG"]
+
+
+def launch_log(path):
+    return LAUNCH_LOGS / f"{path.stem}.jsonl"
 
 
 def text_of_outputs(cell):
@@ -175,11 +204,33 @@ def test_measured_numbers_in_the_text_come_from_outputs(path):
         f"their source in SOURCED):\n" + "\n".join(unexplained))
 
 
+@lesson
+def test_lesson_kernels_compute_in_float32(path):
+    """Every kernel a lesson launches, compiled for its argument types as the compile gate compiles a
+    learner's (course.ptx), has no float64 instruction in its PTX unless FLOAT64_MEANT says why."""
+    executed(path)
+    entries = [entry for entry in launchlog.read(launch_log(path)) if "spec" in entry]
+    results = ptx.results_of_specs([(entry["spec"], entry["signature"]) for entry in entries], "float64")
+    wide, refused = [], []
+    for entry, result in zip(entries, results, strict=True):
+        where = f"{entry['name']} ({entry['filename']}, line {entry['line']})"
+        if "error" in result:
+            refused.append(f"{where}: {result['error'][-200:]}")
+        elif result["float64"] and (path.stem, entry["name"]) not in FLOAT64_MEANT:
+            wide.append(f"{where}: " + "; ".join(result["float64"][:3]))
+    assert not wide, (f"{path.name}: kernels that compute in float64 (a float literal or a mixed-type "
+                      f"operation; use float32(...) constants, see Part 3 section 8):\n" + "\n".join(wide))
+    assert not refused, f"{path.name}: kernels Numba's CUDA compiler refuses:\n" + "\n".join(refused)
+
+
 def test_bench_loads_the_kernels_lessons_define():
-    needs = {"03_numba_cuda.ipynb": ["double_kernel"],
+    needs = {"02_shared_memory_and_barriers.ipynb": ["BLOCK", "block_sum", "block_sum_barrier_in_if"],
+             "03_numba_cuda.ipynb": ["double_kernel", "make_reverse_no_barrier", "make_reverse_early_return",
+                                     "double_no_guard", "difference", "histogram_no_atomic"],
              "04_memory_and_performance.ipynb": ["sin_kernel", "cos_kernel", "square_kernel", "add_kernel",
                                                  "fused_kernel", "forward_store", "backward_stored",
-                                                 "forward_recompute", "backward_recompute", "make_transpose"],
+                                                 "forward_recompute", "backward_recompute", "make_transpose",
+                                                 "scale_thread_per_row", "scale_thread_per_column"],
              "06_softmax.ipynb": ["softmax_shared", "softmax_warps", "BLOCK", "BLOCK_W"]}
     for notebook, names in needs.items():
         namespace = lesson_kernels.load(notebook)
@@ -188,27 +239,40 @@ def test_bench_loads_the_kernels_lessons_define():
 
 COMPILE = """
 from numba import cuda, float32, int64, uint64
-from bench.lesson_cells import bandwidth, latency, launching
-array_u64, array_f32 = uint64[::1], float32[::1]
-for kernel, signature in [
-    (latency.chase_global, (array_u64, int64, int64, array_u64)),
-    (latency.chase_shared, (array_u64, int64, int64, array_u64)),
-    (latency.read_all, (array_u64, array_u64)),
-    (bandwidth.copy_coalesced, (array_f32, array_f32)),
-    (bandwidth.copy_coalesced_4, (array_f32, array_f32)),
-    (bandwidth.copy_coalesced_4_serial, (array_f32, array_f32)),
-    (bandwidth.copy_strided, (array_f32, array_f32)),
-    (launching.add_kernel, (array_f32, array_f32, array_f32)),
-    (launching.busy_kernel, (array_f32, int64)),
-    (launching.empty_kernel, (array_f32,)),
+from bench.lesson_cells import bandwidth, fusion, latency, launching, tile_width
+from course.compilegate import _target_device
+from course.ptx import float64_lines
+array_u64, array_f32, matrix_f32 = uint64[::1], float32[::1], float32[:, ::1]
+ARITY = {"forward_store": 4, "backward_stored": 4, "forward_recompute": 2, "backward_recompute": 3}
+as_first_written = fusion.make_sigmoid_kernels(1.0, 1)  # float64 constants, kept for comparison
+four_per_thread = fusion.make_sigmoid_kernels(float32(1), 4)
+for kernel, signature, float64_wanted in [
+    *[(kernels[name], (array_f32,) * arity, kernels is as_first_written)
+      for kernels in (as_first_written, four_per_thread) for name, arity in ARITY.items()],
+    *[(kernel, (matrix_f32,) * 3 + (int64,) * len(extra), False)
+      for kernel, extra, _ in tile_width.VARIANTS.values()],
+    (latency.chase_global, (array_u64, int64, int64, array_u64), False),
+    (latency.chase_shared, (array_u64, int64, int64, array_u64), False),
+    (latency.read_all, (array_u64, array_u64), False),
+    (bandwidth.copy_coalesced, (array_f32, array_f32), False),
+    (bandwidth.copy_coalesced_4, (array_f32, array_f32), False),
+    (bandwidth.copy_coalesced_4_serial, (array_f32, array_f32), False),
+    (bandwidth.copy_strided, (array_f32, array_f32), False),
+    (launching.add_kernel, (array_f32, array_f32, array_f32), False),
+    (launching.busy_kernel, (array_f32, int64), False),
+    (launching.empty_kernel, (array_f32,), False),
 ]:
-    cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
+    with _target_device():  # device functions ask for the GPU's compute capability
+        ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
+    found = float64_lines(ptx)
+    assert bool(found) == float64_wanted, (kernel.__name__, float64_wanted, found[:4])
 print("compiled")
 """
 
 
 def test_lesson_cell_kernels_compile_for_an_h100():
-    """The measurement kernels type-check and compile to PTX for sm_90: no GPU needed, only no simulator."""
+    """The measurement kernels type-check and compile to PTX for sm_90 (no GPU needed, only no simulator),
+    and compute in float32, except the sigmoid kernels kept with float64 constants for comparison."""
     env = {key: value for key, value in os.environ.items()
            if key not in ("NUMBA_ENABLE_CUDASIM", "COURSE_MODE")}
     env["PYTHONPATH"] = str(ROOT)
@@ -258,3 +322,27 @@ def test_run_notebook_as_script_reports_a_crash_after_the_last_cell(tmp_path):
             "(killed by SIGABRT: free(): invalid pointer)") in done.stdout
     assert log.index("last cell") < log.index("0 failed cell(s)") < log.index("free(): invalid pointer")
     assert "Fatal Python error: Aborted" in log, "faulthandler leaves the crash's Python stack in the log"
+
+
+def test_sanitizer_reports_are_read_by_kind():
+    """compute-sanitizer's output as bench/sanitizer.py reads it: racecheck's singular and plural summaries,
+    the hazards a race names, and memcheck's failed API calls kept apart from the kernel's own reports."""
+    from bench import sanitizer
+
+    race = "\n".join(sanitizer.PREFIX + line for line in [
+        "Warning: Race reported between Write access at k+0x270",
+        "    and Read access at k+0x280 [64 hazards]",
+        "RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)"])
+    parsed = sanitizer.parse(race)
+    counts = (parsed["errors"], parsed["warnings"], parsed["hazards"], parsed["kernel_reports"])
+    assert counts == (0, 1, 64, 1)
+    memcheck = "\n".join(sanitizer.PREFIX + line for line in [
+        'Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to "invalid argument" on CUDA API call to x.',
+        "    Saved host backtrace up to driver entry point at error",
+        "Invalid __global__ read of size 4 bytes", "    at double_no_guard+0x90",
+        "Invalid __global__ read of size 4 bytes", "ERROR SUMMARY: 3 errors"])
+    parsed = sanitizer.parse(memcheck)
+    assert (parsed["errors"], parsed["api_errors"], parsed["kernel_reports"]) == (3, 1, 2)
+    assert sanitizer.findings(dict(parsed, case_finished=True), None) == "2 errors"
+    old_format = dict(summaries=["ERROR SUMMARY: 63 errors"], errors=63, case_finished=True)
+    assert sanitizer.findings(old_format, dict(errors=34)) == "29 errors", "beyond the control's API errors"

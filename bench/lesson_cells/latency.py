@@ -50,7 +50,9 @@ def chase_shared(chain, start, steps, out):
 def read_all(chain, out):
     """Read every element once (so that a chain smaller than L2 sits in L2); writes nothing real."""
     for i in range(cuda.grid(1), chain.size, cuda.gridsize(1)):
-        if chain[i] == chain.size:  # never true: chain values are indices
+        # never true (chain values are indices); uint64 on both sides, since Numba compares a uint64 with an
+        # int64 in float64
+        if chain[i] == uint64(chain.size):
             out[0] = chain[i]
 
 

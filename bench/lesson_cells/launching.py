@@ -1,14 +1,12 @@
-"""Lesson 03 on a GPU: PyTorch tensors through the CUDA array interface, the PTX of a kernel, compile time,
-why a timer needs a synchronise, and what one launch costs."""
+"""Lesson 03 on a GPU: PyTorch tensors through the CUDA array interface, compile time, what one launch costs
+with each kind of argument, and whether a launch waits for its kernel (why a timer needs a synchronise)."""
 
 import inspect
 import time
 
 import numpy as np
 import torch
-from numba import cuda
-
-PTX_KEYS = ("%tid", "%ctaid", "%ntid", "ld.global", "st.global", "mul.")
+from numba import cuda, float32
 
 
 def code_of(*functions):
@@ -29,7 +27,7 @@ def busy_kernel(x, repeats):
     if i < x.shape[0]:
         value = x[i]
         for _ in range(repeats):
-            value = value * 0.999 + 0.001
+            value = value * float32(0.999) + float32(0.001)  # float32 constants: 0.999 alone is a float64
         x[i] = value
 
 
@@ -60,22 +58,6 @@ def show_array_interface(records):
         print(f"  Numba's view of `out` has the tensor's own address: {data['same_memory']}")
 
 
-def ptx(double_kernel):
-    """The PTX Numba generated for `double_kernel` (already launched once), and its telling lines."""
-    text = next(iter(double_kernel.inspect_asm().values()))
-    lines = text.splitlines()
-    return dict(lines=len(lines), interesting=[line.strip() for line in lines
-                                               if any(key in line for key in PTX_KEYS)][:12])
-
-
-def show_ptx(records):
-    for record in records:
-        print(record.header())
-        print(f"  {record.data['lines']} lines of PTX; the interesting ones:")
-        for line in record.data["interesting"]:
-            print(f"    {line}")
-
-
 def compile_time(n=1 << 20):
     """Milliseconds of the first and the second call of a kernel compiled for the first time here."""
     @cuda.jit
@@ -103,49 +85,67 @@ def show_compile_time(records):
               f"the first is {ms['first'] / ms['second']:,.0f} times slower")
 
 
-def synchronised_timing(repeats=20000):
-    """Milliseconds a timer reads right after a launch, and after waiting for the kernel to finish."""
-    data = torch.rand(1 << 22, device="cuda")
-    launch = ((data.shape[0] + 255) // 256, 256)
-    busy_kernel[launch](data, 10)  # compile first
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    busy_kernel[launch](data, repeats)
-    queued = time.perf_counter() - start
-    torch.cuda.synchronize()
-    finished = time.perf_counter() - start
-    return dict(repeats=repeats, queued_ms=queued * 1e3, finished_ms=finished * 1e3)
-
-
-def show_synchronised_timing(records):
-    for record in records:
-        data = record.data
-        print(record.header())
-        print(f"  without synchronising: {data['queued_ms']:8.2f} ms  (only the launch)")
-        print(f"  with synchronising:    {data['finished_ms']:8.2f} ms  (the kernel's real time, "
-              f"{data['finished_ms'] / data['queued_ms']:,.0f} times longer)")
-
-
-def launch_cost(launches=200):
-    """Microseconds per launch of an empty kernel, given a CUDA tensor or a numpy array (copied)."""
+def launch_costs(launches=200):
+    """Microseconds per launch, launches back to back: Numba's empty kernel given a torch CUDA tensor, a
+    Numba device array or a NumPy array (copied there and back), and a tiny torch operation (torch's own
+    launch path, for comparison)."""
     small_gpu, small_host = torch.zeros(1, device="cuda"), np.zeros(1, dtype=np.float32)
+    device_array = cuda.to_device(small_host)
+    runs = {
+        "Numba, torch CUDA tensor": lambda: empty_kernel[1, 1](small_gpu),
+        "Numba, Numba device array": lambda: empty_kernel[1, 1](device_array),
+        "Numba, NumPy array (copied)": lambda: empty_kernel[1, 1](small_host),
+        "torch, x.add_(1) on one element": lambda: small_gpu.add_(1),
+    }
     costs = {}
-    for label, argument in (("torch CUDA tensor", small_gpu), ("numpy array (copied)", small_host)):
-        empty_kernel[1, 1](argument)  # compile for this argument type
+    for label, run in runs.items():
+        run()  # compiles Numba's kernel for this argument type
         times = []
         for _ in range(3):
             torch.cuda.synchronize()
             start = time.perf_counter()
             for _ in range(launches):
-                empty_kernel[1, 1](argument)
+                run()
             torch.cuda.synchronize()
             times.append(time.perf_counter() - start)
         costs[label] = float(np.median(times)) / launches * 1e6
     return dict(launches=launches, us_per_launch=costs)
 
 
-def show_launch_cost(records):
+def launch_returns(repeats=20000):
+    """Milliseconds until a launch of busy_kernel returns, and until the kernel has finished, with a torch
+    CUDA tensor and with a NumPy array: does the launch wait for the kernel?"""
+    host = np.random.default_rng(0).random(1 << 22, dtype=np.float32)
+    tensor = torch.from_numpy(host).cuda()
+    launch = ((host.size + 255) // 256, 256)
+    rows = {}
+    for label, argument in (("torch CUDA tensor", tensor), ("NumPy array", host)):
+        busy_kernel[launch](argument, 10)  # compile first
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        busy_kernel[launch](argument, repeats)
+        returned = time.perf_counter() - start
+        torch.cuda.synchronize()
+        finished = time.perf_counter() - start
+        rows[label] = dict(returned_ms=returned * 1e3, finished_ms=finished * 1e3)
+    return dict(repeats=repeats, elements=host.size, rows=rows)
+
+
+def launch(launches=200, repeats=20000):
+    """Both measurements of the launch, as one record."""
+    return dict(costs=launch_costs(launches), returns=launch_returns(repeats))
+
+
+def show_launch_returns(records):
     for record in records:
         print(record.header())
-        for label, us in record.data["us_per_launch"].items():
-            print(f"  empty kernel, {label:22}: {us:7.1f} µs per launch")
+        for label, row in record.data["returns"]["rows"].items():
+            print(f"  busy_kernel on a {label:17}: the launch returned after {row['returned_ms']:8.3f} ms, "
+                  f"the kernel had finished after {row['finished_ms']:7.2f} ms")
+
+
+def show_launch_costs(records):
+    for record in records:
+        print(record.header())
+        for label, us in record.data["costs"]["us_per_launch"].items():
+            print(f"  {label:34}: {us:7.1f} µs per launch")

@@ -159,6 +159,20 @@ def show_bands(records, from_n=1760):
                                f"{tflops_at(record, 'float16', b):.0f}" for a, b in pairs))
 
 
+def show_float32_neighbours(records, around=(1024, 2048, 4096)):
+    """float32 TFLOP/s just below, at and just above each power of two: an odd size below costs little (no
+    alignment band), one size above costs a row and a column of nearly empty tiles (tile quantization)."""
+    for record in records:
+        n = set(curve(record, "float32")[0].tolist())
+        print(record.header())
+        for m in around:
+            if not {m - 1, m, m + 1} <= n:
+                continue
+            below, at, above = (tflops_at(record, "float32", k) for k in (m - 1, m, m + 1))
+            print(f"  float32 {m - 1}: {below:5.1f}, {m}: {at:5.1f}, {m + 1}: {above:5.1f} TFLOP/s "
+                  f"({below / at - 1:+.0%} one below, {above / at - 1:+.0%} one above)")
+
+
 def kernel_family(name):
     """A kernel's family and tile from its name: 'xmma 64x64', 'cutlass simt 256x128', 'nvjet 256x128'."""
     family = re.search(r"xmma|nvjet|cutlass_\d+_(?:simt|tensorop)", name)
