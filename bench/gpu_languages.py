@@ -160,9 +160,12 @@ def numba_arrays(args, smoke):
     import torch
     from numba import cuda
 
+    if any(isinstance(arg, torch.Tensor) and arg.dtype == torch.bfloat16 for arg in args):
+        return tuple(args)  # the tensor-core launchers take PyTorch tensors (they read their data pointers)
+
     def convert(arg):
-        if not isinstance(arg, torch.Tensor) or arg.dtype == torch.bfloat16:
-            return arg  # the tensor-core launchers take bf16 tensors themselves (their data pointers)
+        if not isinstance(arg, torch.Tensor):
+            return arg
         return arg.numpy() if smoke else cuda.as_cuda_array(arg)
 
     return tuple(convert(arg) for arg in args)

@@ -355,6 +355,10 @@ def worker(rank: int, world: int, args, port: int | None = None):
     else:
         torch.set_num_threads(1)  # P processes share the machine's cores
     dist.init_process_group(args.backend, rank=rank, world_size=world, device_id=device if gpu else None)
+    if gpu and args.kernel == "numba":
+        from numba import cuda
+
+        cuda.select_device(device.index)  # Numba's kernels on this rank's GPU (PyTorch's primary context)
     kernel = make_kernel(args.kernel, args.dim)
     baselines = gpu and (args.baselines == "yes" or (args.baselines == "auto" and world == 1))
     results, links, singles = [], [], []
