@@ -17,9 +17,11 @@ length and layout it records:
 
 * ``seconds``: the median over repeats of a whole ring pass, as long as its *slowest* rank took (every rank
   starts after a barrier; the per-rank pass times are reduced with MAX);
-* per rank, the timeline of the median pass: for each step its source, its (query, key) pairs (closed form,
-  ``ring.pairs``, outside the timing), when it started and ended (seconds after the barrier), its compute
-  (CUDA events around the kernel calls and the merge) and its wait for the next block;
+* per rank, the timeline of the median pass: for each step its source, the kernel calls of its plan, when it
+  started and ended (seconds after the pass began), its compute (the kernel calls and the merge) and its
+  wait for the next block; on GPUs these are CUDA events on the compute stream, read after the pass, so
+  that nothing synchronises the ring while it runs; the (query, key) pairs per step and rank are computed
+  in closed form (``ring.pairs``), outside the timing;
 * ``step_seconds``: each step as long as its slowest rank made it (the latest end minus the latest end of
   the step before);
 * the peak memory of each device during the passes, and the memory its inputs hold;
@@ -133,70 +135,64 @@ def make_kernel(kind: str, dim: int):
 
 
 class Clock:
-    """Host seconds since a common start, the device drained first; CUDA events for a GPU's compute."""
+    """Time markers: CUDA events on the compute stream (GPU), read once the pass is over, so that the ring
+    runs as it would unmeasured; host seconds on the CPU, where gloo's waits block the host."""
 
     def __init__(self, device):
         self.gpu = device.type == "cuda"
-        self.start = 0.0
 
-    def now(self) -> float:
+    def mark(self):
+        if self.gpu:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        return time.perf_counter()
+
+    def between(self, begin, end) -> float:
+        """Seconds from one marker to a later one (GPU: after `drain`)."""
+        return begin.elapsed_time(end) / 1e3 if self.gpu else end - begin
+
+    def drain(self):
         if self.gpu:
             torch.cuda.synchronize()
-        return time.perf_counter() - self.start
-
-    def reset(self):
-        self.start = 0.0
-        self.start = self.now()
-
-    def span(self):
-        """(begin, end) markers around GPU work; seconds(begin, end) after the device is drained."""
-        if self.gpu:
-            events = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            events[0].record()
-            return events
-        return [time.perf_counter(), None]
-
-    def close(self, span):
-        if self.gpu:
-            span[1].record()
-        else:
-            span[1] = time.perf_counter()
-
-    def seconds(self, span) -> float:
-        return span[0].elapsed_time(span[1]) / 1e3 if self.gpu else span[1] - span[0]
 
 
-def ring_pass(q, kv, spare, layout, causal, kernel, clock, compute=True):
-    """One ring pass of this rank: returns (o, lse, timeline). kv holds this rank's K and V stacked (one
-    message per step); spare is a buffer of the same shape for the incoming block. Every step ends with the
-    device drained, so that its compute and its wait for the next block can be told apart."""
+def ring_pass(q, own, buffers, layout, causal, kernel, clock, compute=True):
+    """One ring pass of this rank: returns (o, lse, timeline). `own` holds this rank's K and V stacked (one
+    message per step) and is only ever sent; the blocks that arrive alternate between the two `buffers`, so
+    that a block is received while the one before it is computed and passed on. The timeline marks, per
+    step, when its compute began and ended and when the next block was there (on a GPU: events on the
+    compute stream, which NCCL's receive makes wait), relative to the pass's start."""
     rank, world = dist.get_rank(), dist.get_world_size()
     rows = q.shape[1]
     o = torch.zeros_like(q)
     lse = torch.full(q.shape[:2], float("-inf"), device=q.device)
-    timeline, started = [], clock.now()
+    origin, marks, kv, empty = clock.mark(), [], own, True
     for step in range(world):
         src = ring.source(rank, step, world)
-        requests = []
+        requests, incoming = [], buffers[(step + 1) % 2]
         if step < world - 1:  # pass this block on, and receive the next, before computing with this one
             requests = dist.batch_isend_irecv([dist.P2POp(dist.isend, kv, (rank + 1) % world),
-                                               dist.P2POp(dist.irecv, spare, (rank - 1) % world)])
-        span = clock.span()
+                                               dist.P2POp(dist.irecv, incoming, (rank - 1) % world)])
+        begin = clock.mark()
         calls = ring.plan(rows, world, layout, causal, rank, src) if compute else []
         for qs, ks, mode in calls:
             o_part, lse_part = kernel(q[:, qs], kv[0][:, ks], kv[1][:, ks], mode)
-            o[:, qs], lse[:, qs] = ring.merge(o[:, qs], lse[:, qs], o_part, lse_part)
-        clock.close(span)
+            if empty and qs == slice(0, rows):  # nothing to merge with yet
+                o, lse = o_part, lse_part
+            else:
+                o[:, qs], lse[:, qs] = ring.merge(o[:, qs], lse[:, qs], o_part, lse_part)
+            empty = False
+        computed = clock.mark()
         for request in requests:
-            request.wait()
-        ended = clock.now()
-        compute_s = clock.seconds(span)
-        timeline.append({"step": step, "src": src, "calls": [mode for _, _, mode in calls],
-                         "start_s": started, "end_s": ended, "compute_s": compute_s,
-                         "wait_s": max(0.0, ended - started - compute_s)})
-        started = ended
-        if requests:
-            kv, spare = spare, kv
+            request.wait()  # NCCL: the compute stream waits for the block; gloo: the host does
+        marks.append((step, src, [mode for _, _, mode in calls], begin, computed, clock.mark()))
+        kv = incoming
+    clock.drain()
+    timeline = [{"step": step, "src": src, "calls": calls, "start_s": clock.between(origin, begin),
+                 "end_s": clock.between(origin, ended), "compute_s": clock.between(begin, computed),
+                 "wait_s": clock.between(computed, ended)}
+                for step, src, calls, begin, computed, ended in marks]
     return o, lse, timeline
 
 
@@ -238,7 +234,7 @@ def run_layout(n, layout, causal, args, kernel, device, inputs):
     mine = ring.positions(n, world, layout)[rank]
     q_local = q[:, mine].to(device).contiguous()
     kv = torch.stack([k[:, mine], v[:, mine]]).to(device)
-    spare = torch.empty_like(kv)
+    buffers = (torch.empty_like(kv), torch.empty_like(kv))
     clock = Clock(device)
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -248,8 +244,8 @@ def run_layout(n, layout, causal, args, kernel, device, inputs):
     passes = []
     for repeat in range(args.repeats + 1):  # the first pass compiles and connects: not counted
         dist.barrier()
-        clock.reset()
-        o, lse, timeline = ring_pass(q_local, kv, spare, layout, causal, kernel, clock)
+        clock.drain()
+        o, lse, timeline = ring_pass(q_local, kv, buffers, layout, causal, kernel, clock)
         if repeat:
             passes.append((slowest(timeline[-1]["end_s"], device), timeline))
     peak = torch.cuda.max_memory_allocated() if device.type == "cuda" else None
@@ -282,11 +278,11 @@ def transfer_only(n, args, device, inputs):
     q, k, v = inputs
     mine = ring.positions(n, world, "contiguous")[dist.get_rank()]
     kv = torch.stack([k[:, mine], v[:, mine]]).to(device)
-    spare, clock, steps = torch.empty_like(kv), Clock(device), []
+    buffers, clock, steps = (torch.empty_like(kv), torch.empty_like(kv)), Clock(device), []
     for repeat in range(args.repeats + 1):
         dist.barrier()
-        clock.reset()
-        _, _, timeline = ring_pass(q[:, mine[:1]].to(device), kv, spare, "contiguous", False, None, clock,
+        clock.drain()
+        _, _, timeline = ring_pass(q[:, mine[:1]].to(device), kv, buffers, "contiguous", False, None, clock,
                                    compute=False)
         if repeat:
             steps.append(slowest(timeline[-1]["end_s"], device) / (world - 1))
@@ -364,8 +360,9 @@ def worker(rank: int, world: int, args, port: int | None = None):
     results, links, singles = [], [], []
     meta = {"backend": args.backend, "world": world, "kernel": args.kernel, "torch": torch.__version__,
             "dtype": "float32", "tf32": False, "repeats": args.repeats,
-            "timing": "median over repeats of a ring pass as long as its slowest rank (after a barrier); "
-                      "per-rank timelines in host seconds after that barrier, compute by CUDA events"}
+            "timing": "median over repeats of a ring pass as long as its slowest rank (each rank's pass "
+                      "timed from after a barrier); per-rank timelines from CUDA events on the compute "
+                      "stream (GPU) or host seconds (CPU), read after the pass"}
     try:
         for n in args.n:
             inputs = full_inputs(n, args.heads, args.dim, seed=n)
