@@ -44,6 +44,8 @@ def numba_ptx(out: Path) -> dict:
         "softmax": (softmax.make_softmax_rows(256).kernel, "void(float32[:, ::1], float32[:, ::1])"),
         "softmax_unsigned": (softmax.make_softmax_rows_unsigned(256).kernel,
                              "void(float32[:, ::1], float32[:, ::1])"),
+        "softmax_unrolled": (softmax.make_softmax_rows_unrolled(256).kernel,
+                             "void(float32[:, ::1], float32[:, ::1])"),
         "matmul": (matmul.make_tiled_matmul(16).kernel,
                    "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])"),
         "flash": (attention.make_flash_smem(64, 64).kernel,
@@ -67,13 +69,14 @@ def instruction_counts(ptx: str) -> dict:
     wide = [op for op in ops
             if re.search(r"\.(s64|u64|b64)$", op) and not op.startswith(("ld.param", "cvta"))]
     return {"instructions": len(ops), "int64": len(wide),
+            "global_loads": sum(op.startswith("ld.global") for op in ops),
             "int64_by_opcode": {op: wide.count(op) for op in sorted(set(wide), key=wide.count, reverse=True)}}
 
 
 def softmax_ptx(out: Path) -> dict:
-    """instruction_counts of the three softmax PTX files this script wrote."""
-    return {name: instruction_counts((out / f"{name}.ptx").read_text())
-            for name in ("numba_softmax", "numba_softmax_unsigned", "cuda_cpp_softmax")}
+    """instruction_counts of the softmax PTX files this script wrote."""
+    names = ("numba_softmax", "numba_softmax_unsigned", "numba_softmax_unrolled", "cuda_cpp_softmax")
+    return {name: instruction_counts((out / f"{name}.ptx").read_text()) for name in names}
 
 
 def cuda_cpp_ptx(out: Path) -> dict:

@@ -131,11 +131,13 @@ def numba_versions(smoke):
     tiled = mm.make_tiled_matmul(16)
     rows = sm.make_softmax_rows(32 if smoke else 256)
     unsigned = sm.make_softmax_rows_unsigned(32 if smoke else 256)
+    unrolled = sm.make_softmax_rows_unrolled(32 if smoke else 256)
     flash = {causal: at.make_flash_smem(d, tile, causal) for causal in (False, True)}
     out = {
         "matmul": [("Numba tiled 16x16 (static shared)", tiled, tiled.kernel)],
         "softmax": [("Numba one block per row", rows, rows.kernel),
-                    ("Numba one block per row, unsigned indices", unsigned, unsigned.kernel)],
+                    ("Numba one block per row, unsigned indices", unsigned, unsigned.kernel),
+                    ("Numba one block per row, unsigned, unrolled by 4", unrolled, unrolled.kernel)],
         "attention": [("Numba flash, one thread per row",
                        lambda q, k, v, o, lse, causal: flash[causal](q, k, v, o, lse),
                        {causal: f.kernel for causal, f in flash.items()})],

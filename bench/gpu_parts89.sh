@@ -7,16 +7,20 @@
 #       an H100 with no such file in bench/results yet, the double-buffering rows of lesson 08
 #   bash bench/gpu_parts89.sh ring OUTDIR     # 2 or 4 GPUs of one host, about 6 minutes:
 #       bench/ring_attention.py on 1, 2 and 4 GPUs (as many as there are), NCCL, NVLink multicast off
-# OUTDIR receives the result files (named with the device: copy them into bench/results/) and a log per step.
+#   bash bench/gpu_parts89.sh rerun OUTDIR    # 2 or 4 GPUs of one host, at most 7 minutes: the ring as above,
+#       then Part 8's prefetch control, then (while time is left) the three-language table again
+# OUTDIR receives the result files (named with the device: copy them into bench/results/) and a log per step,
+# and, last, all of it packed into OUTDIR/parts89_<mode>.tgz (the device returns a few files per call).
 set -u
-MODE=${1:?single or ring}
+MODE=${1:?single, ring or rerun}
 OUTDIR=$(realpath -m "${2:-bench/results}")
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 BENCH_PARENT_COMMAND="bash bench/gpu_parts89.sh $MODE"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 mkdir -p "$OUTDIR"
 START=$SECONDS
-BUDGET=${BUDGET:-$([ "$MODE" = ring ] && echo 400 || echo 320)}
+case "$MODE" in ring) DEFAULT=400 ;; rerun) DEFAULT=420 ;; *) DEFAULT=320 ;; esac
+BUDGET=${BUDGET:-$DEFAULT}
 
 step() {  # step NAME SECONDS COMMAND...: at most SECONDS, never past the budget; output to OUTDIR/NAME.log
   local name=$1 limit=$2
@@ -32,6 +36,17 @@ step() {  # step NAME SECONDS COMMAND...: at most SECONDS, never past the budget
   local status=$?
   tail -n 25 "$OUTDIR/$name.log"
   echo "[parts89] $name: exit status $status at $((SECONDS - START)) s"
+}
+
+ring_all() {  # the ring on 1, 2 and 4 GPUs, as many as this host has
+  local gpus p
+  gpus=$(nvidia-smi -L | wc -l)
+  for p in 1 2 4; do
+    if ((p <= gpus)); then
+      step "ring_p$p" 150 python3 -m torch.distributed.run --standalone --nproc_per_node="$p" \
+        bench/ring_attention.py --backend nccl --out "$OUTDIR"
+    fi
+  done
 }
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv || true
@@ -52,18 +67,23 @@ case "$MODE" in
     wait
     ;;
   ring)
-    GPUS=$(nvidia-smi -L | wc -l)
-    for P in 1 2 4; do
-      if ((P <= GPUS)); then
-        step "ring_p$P" 150 python3 -m torch.distributed.run --standalone --nproc_per_node="$P" \
-          bench/ring_attention.py --backend nccl --out "$OUTDIR"
-      fi
-    done
+    ring_all
+    ;;
+  rerun)
+    python3 -c "from course.kernels import cuda_cpp; cuda_cpp.load(); cuda_cpp.load_tensorcore()" \
+      > "$OUTDIR/cuda_cpp_build.log" 2>&1 &
+    ring_all
+    step prefetch_control 60 python3 bench/gpu_parts89.py --parts prefetch --out "$OUTDIR"
+    step languages 170 python3 bench/gpu_languages.py --out "$OUTDIR"
+    wait
     ;;
   *)
-    echo "mode must be single or ring, not $MODE" >&2
+    echo "mode must be single, ring or rerun, not $MODE" >&2
     exit 2
     ;;
 esac
 echo "[parts89] done in $((SECONDS - START)) s; files:"
 ls -l "$OUTDIR"
+PACK=$(mktemp -d)
+tar -czf "$PACK/parts89_$MODE.tgz" -C "$OUTDIR" . && mv "$PACK/parts89_$MODE.tgz" "$OUTDIR/" && rmdir "$PACK"
+echo "[parts89] packed: $OUTDIR/parts89_$MODE.tgz ($(du -h "$OUTDIR/parts89_$MODE.tgz" | cut -f1))"

@@ -232,14 +232,28 @@ def test_zigzag_balances_every_step_and_stripes_nearly():
                                                     [6, 6, 6, 10]]
 
 
-def ring_run(tmp_path, *options):
+def ring_run(tmp_path, *options, world=2):
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "TRITON_INTERPRET")}
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "ring_attention.py"), "--backend", "gloo",
-                           "--world", "2", "--heads", "1", "--repeats", "1", "--out", str(tmp_path),
+                           "--world", str(world), "--heads", "1", "--repeats", "1", "--out", str(tmp_path),
                            *options],
                           capture_output=True, text=True, env=env, timeout=280)
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads((tmp_path / "ring_attention_p2_CPU.json").read_text())
+    return json.loads((tmp_path / f"ring_attention_p{world}_CPU.json").read_text())
+
+
+@pytest.mark.timeout(300)
+def test_every_layout_on_four_processes_matches_float64_pass_after_pass(tmp_path):
+    """Four ranks, two passes each (the first is not counted): the checked output is the second pass's, so a
+    pass that leaves a rank's own K/V block overwritten (it was once reused as a receive buffer, and at
+    P >= 3 the next pass then ran its masks on the wrong blocks) fails here."""
+    run = ring_run(tmp_path, "--n", "64", "--dim", "16", world=4)
+    assert {(r["layout"], r["causal"]) for r in run["results"]} == {("contiguous", True), ("striped", True),
+                                                                    ("zigzag", True), ("contiguous", False)}
+    for r in run["results"]:
+        assert r["rel_err"] < 1e-5, (r["layout"], r["causal"], r["rel_err"])
+        assert [[step["src"] for step in rank["timeline"]] for rank in r["ranks"]] == \
+            [[(rank - step) % 4 for step in range(4)] for rank in range(4)]
 
 
 @pytest.mark.timeout(300)
