@@ -368,3 +368,21 @@ def test_three_language_harness_carries_over_the_rows_of_languages_not_measured_
     assert kept[0]["kept_from"] == "2026-11-23 20:14 UTC: python3 bench/gpu_languages.py"
     assert facts == {"CUDA C++ load_inline": {"seconds": 68.0, "kept_from": kept[0]["kept_from"]},
                      "Triton autotune": {"seconds": 2.0}}
+
+
+def test_the_ring_step_hint_points_first_and_derives_on_request(capsys):
+    part09.hint("ring_step")
+    nudge = capsys.readouterr().out
+    part09.hint("ring_step", 2)
+    derivation = capsys.readouterr().out
+    assert "alpha = exp(m - m_new)" in derivation and "exp(m - m_new)" not in nudge
+    with pytest.raises(part09.CheckFailed, match="'ring_step'"):
+        part09.hint("stripes")
+
+
+def test_an_unwritten_scaled_add_element_is_named_as_the_checks_sentinel():
+    from course.tasks.common import never_written
+
+    output = part09.SCALED_ADD.outputs[0]
+    filled = np.full(5, output.fill, np.float32)  # what the check writes into `out` before the launch
+    assert never_written(output, filled).all()

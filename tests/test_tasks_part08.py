@@ -110,3 +110,15 @@ def test_the_model_is_refused_however_it_is_handed_in_and_the_call_names_the_lea
     own_code = r"`feed` from course/models/systolic.py, the course.s own code, at test_tasks_part08.py:\d+"
     with pytest.raises(CourseCodeError, match=own_code):
         guard_learner(calls_the_model, "skewed_feed")(np.ones((2, 2), np.float32), 0, 2)
+
+
+def test_the_cycle_hint_points_first_and_derives_on_request(capsys):
+    part08.hint("systolic_cycles")
+    nudge = capsys.readouterr().out
+    part08.hint("systolic_cycles", 2)
+    derivation = capsys.readouterr().out
+    assert "M + R + C - 2" in derivation and "M + R + C - 2" not in nudge and "cdiv" not in nudge
+    with pytest.raises(CheckFailed, match="level 1 .* or 2"):
+        part08.hint("systolic_cycles", 3)
+    with pytest.raises(CheckFailed, match="'systolic_cycles'"):
+        part08.hint("ring_row_max")
