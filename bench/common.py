@@ -90,7 +90,8 @@ def provenance(device=None):
 def write_json(out_dir, name, data):
     """Write data, with its provenance, to OUT_DIR/NAME_<tag>.json and return the path."""
     data = dict(data)
-    data.setdefault("provenance", provenance())
+    if "provenance" not in data:  # (setdefault would ask for the GPU's name even when it is given)
+        data["provenance"] = provenance()
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f"{name}_{data['provenance']['tag']}.json")
     with open(path + ".tmp", "w") as f:

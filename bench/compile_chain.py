@@ -3,7 +3,9 @@
     python bench/compile_chain.py [--out bench/results/compile_chain]
     python bench/compile_chain.py --flash-configs    # registers and spills of each Triton flash tile shape
 
-For the fused row softmax (and, summarised, the tiled matmul and the flash forward) in the three languages:
+For the fused row softmax (and, summarised, the tiled matmul and the flash forward) in the three languages
+(and the softmax again in Numba with unsigned indices; ``softmax_ptx`` counts each softmax's instructions and
+its 64-bit integer ones):
 
 * Numba: Python -> Numba IR -> LLVM IR -> NVVM -> PTX, with ``numba.cuda.compile_ptx(..., cc=(9, 0))``;
 * CUDA C++: ``kernels.cu`` -> PTX with NVRTC (the library form of nvcc's front end and optimiser);
@@ -40,6 +42,10 @@ def numba_ptx(out: Path) -> dict:
 
     kernels = {
         "softmax": (softmax.make_softmax_rows(256).kernel, "void(float32[:, ::1], float32[:, ::1])"),
+        "softmax_unsigned": (softmax.make_softmax_rows_unsigned(256).kernel,
+                             "void(float32[:, ::1], float32[:, ::1])"),
+        "softmax_unrolled": (softmax.make_softmax_rows_unrolled(256).kernel,
+                             "void(float32[:, ::1], float32[:, ::1])"),
         "matmul": (matmul.make_tiled_matmul(16).kernel,
                    "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])"),
         "flash": (attention.make_flash_smem(64, 64).kernel,
@@ -51,9 +57,26 @@ def numba_ptx(out: Path) -> dict:
         start = time.perf_counter()
         ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=CC)
         info[name] = {"seconds": time.perf_counter() - start, "ptx_lines": ptx.count("\n")}
-        if name == "softmax":
-            (out / "numba_softmax.ptx").write_text(ptx)
+        if name.startswith("softmax"):
+            (out / f"numba_{name}.ptx").write_text(ptx)
     return info
+
+
+def instruction_counts(ptx: str) -> dict:
+    """Instructions of a PTX text (one per line that starts with an opcode), and how many work on 64-bit
+    integers (.s64, .u64, .b64; parameter loads and address-space conversions left out), by opcode."""
+    ops = re.findall(r"^\s+(?:@!?%p\d+\s+)?([a-z][\w.]*)", ptx, re.M)
+    wide = [op for op in ops
+            if re.search(r"\.(s64|u64|b64)$", op) and not op.startswith(("ld.param", "cvta"))]
+    return {"instructions": len(ops), "int64": len(wide),
+            "global_loads": sum(op.startswith("ld.global") for op in ops),
+            "int64_by_opcode": {op: wide.count(op) for op in sorted(set(wide), key=wide.count, reverse=True)}}
+
+
+def softmax_ptx(out: Path) -> dict:
+    """instruction_counts of the softmax PTX files this script wrote."""
+    names = ("numba_softmax", "numba_softmax_unsigned", "numba_softmax_unrolled", "cuda_cpp_softmax")
+    return {name: instruction_counts((out / f"{name}.ptx").read_text()) for name in names}
 
 
 def cuda_cpp_ptx(out: Path) -> dict:
@@ -80,7 +103,7 @@ def triton_chain(out: Path) -> dict:
     target = GPUTarget("cuda", CC[0] * 10 + CC[1], 32)
     jobs = {
         "softmax": (tk.softmax_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n_cols": "i32",
-                                        "x_stride": "i32", "out_stride": "i32"}, {"BLOCK": 4096}, 16),
+                                        "x_stride": "i32", "out_stride": "i32"}, {"BLOCK": 4096}, 8),
         "matmul": (tk.matmul_kernel, {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "M": "i32",
                                       "N": "i32", "K": "i32", "stride_am": "i32", "stride_bk": "i32",
                                       "stride_cm": "i32"},
@@ -191,6 +214,7 @@ def main(argv=None):
     summary = {"meta": {"target": f"sm_{CC[0]}{CC[1]}", "machine": "no GPU: compilers only",
                         "triton": triton.__version__, "numba_cuda": __import__("numba_cuda").__version__},
                "numba": numba_ptx(out), "cuda_cpp": cuda_cpp_ptx(out), "triton": triton_chain(out)}
+    summary["softmax_ptx"] = softmax_ptx(out)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
 

@@ -1,8 +1,11 @@
 """One kernel in three languages: the course's tiled matmul, fused row softmax and FlashAttention forward in
 Numba, CUDA C++ (torch.utils.cpp_extension.load_inline) and Triton, next to what PyTorch gives for free
-(cuBLAS, torch.softmax, torch.compile's generated Triton softmax, SDPA). One harness: every version is checked
-against the same float64 reference (output poisoned with NaN first) and timed with CUDA events, as
-bench/common.time_ms times the other benchmarks (median of repeats after a warm-up call, which compiles). It
+(cuBLAS, torch.softmax, torch.compile's generated Triton softmax, SDPA); and a bf16 matmul on the tensor
+cores in all three (Numba with linked mma.sync: Part 5's versions 15 and 16; Triton's tl.dot; CUDA C++ with
+ldmatrix and mma.sync, course/kernels/cuda_cpp/tensorcore.cu) against cuBLAS in bf16. The softmax also runs
+in Numba with unsigned indices, the fix of the signed-index overhead its PTX shows. One harness: every
+version is checked against the same float64 reference (output poisoned with NaN first) and timed with CUDA
+events, as bench/common.time_ms times the other benchmarks (median of repeats after a warm-up call). It
 records, per version, the compile time (the first call), the registers per thread, the host time of one call
 (what the CPU spends before the GPU gets the work), and the PTX and SASS the compilers produced.
 
@@ -20,8 +23,8 @@ FLASH_CONFIGS): every tile shape's time is recorded.
     python bench/gpu_languages.py --smoke --out DIR   # on a CPU: tiny sizes, Triton's interpreter, Numba's
                                                       # simulator; checks values only (no timing, no C++)
 
-Sizes (GPU): matmul 4096^3; softmax 4096 x 4096 and 16384 x 1024; attention B*H = 16, N = 4096, d = 64,
-causal and not. float32 everywhere, TF32 off.
+Sizes (GPU): matmul 4096^3 (float32, and bf16 in / float32 out); softmax 4096 x 4096 and 16384 x 1024;
+attention B*H = 16, N = 4096, d = 64, causal and not. float32 everywhere else, TF32 off.
 """
 
 from __future__ import annotations
@@ -82,12 +85,13 @@ class Clock:
         if self.gpu:
             self.torch.cuda.synchronize()
 
-    def first_call(self, fn) -> float:
+    def first_call(self, fn):
+        """(seconds, what fn returned) of a first call, compilation included."""
         self.sync()
         start = time.perf_counter()
-        fn()
+        result = fn()
         self.sync()
-        return time.perf_counter() - start
+        return time.perf_counter() - start, result
 
     def median_ms(self, fn):
         if not self.gpu:
@@ -121,14 +125,19 @@ def numba_versions(smoke):
     from course.kernels import attention as at
     from course.kernels import matmul as mm
     from course.kernels import softmax as sm
+    from course.kernels import tensorcore as tc
 
     d, tile = (16, 16) if smoke else (64, 64)
     tiled = mm.make_tiled_matmul(16)
     rows = sm.make_softmax_rows(32 if smoke else 256)
+    unsigned = sm.make_softmax_rows_unsigned(32 if smoke else 256)
+    unrolled = sm.make_softmax_rows_unrolled(32 if smoke else 256)
     flash = {causal: at.make_flash_smem(d, tile, causal) for causal in (False, True)}
     out = {
         "matmul": [("Numba tiled 16x16 (static shared)", tiled, tiled.kernel)],
-        "softmax": [("Numba one block per row", rows, rows.kernel)],
+        "softmax": [("Numba one block per row", rows, rows.kernel),
+                    ("Numba one block per row, unsigned indices", unsigned, unsigned.kernel),
+                    ("Numba one block per row, unsigned, unrolled by 4", unrolled, unrolled.kernel)],
         "attention": [("Numba flash, one thread per row",
                        lambda q, k, v, o, lse, causal: flash[causal](q, k, v, o, lse),
                        {causal: f.kernel for causal, f in flash.items()})],
@@ -140,6 +149,10 @@ def numba_versions(smoke):
         out["attention"].append(("Numba best (v6: shuffles, 1 barrier per tile)",
                                  lambda q, k, v, o, lse, causal: v6[causal](q, k, v, o, lse),
                                  {causal: f.kernel for causal, f in v6.items()}))
+        v15 = tc.make_mma_matmul(STAGES=3)
+        v16 = tc.make_mma_matmul(WM=64, WN=64, STAGES=4)
+        out["matmul bf16"] = [("Numba mma.sync v15 (cp.async, ldmatrix, 3 stages)", v15, v15.kernel),
+                              ("Numba mma.sync v16 (warp tiles 64x64, 4 stages)", v16, v16.kernel)]
     return out
 
 
@@ -149,6 +162,9 @@ def numba_arrays(args, smoke):
     import torch
     from numba import cuda
 
+    if any(isinstance(arg, torch.Tensor) and arg.dtype == torch.bfloat16 for arg in args):
+        return tuple(args)  # the tensor-core launchers take PyTorch tensors (they read their data pointers)
+
     def convert(arg):
         if not isinstance(arg, torch.Tensor):
             return arg
@@ -157,14 +173,18 @@ def numba_arrays(args, smoke):
     return tuple(convert(arg) for arg in args)
 
 
-def cpp_versions(module):
-    return {
+def cpp_versions(module, tensorcore):
+    versions = {
         "matmul": [("CUDA C++ tiled 16x16 (static shared)",
                     lambda a, b, c: module.matmul_tiled_launch(a, b, c, 16), None)],
         "softmax": [("CUDA C++ one block per row (256 threads)", module.softmax_rows_launch, None)],
         "attention": [("CUDA C++ flash, one thread per row", lambda q, k, v, o, lse, causal:
                        module.flash_smem_launch(q, k, v, o, lse, causal), None)],
     }
+    if tensorcore is not None:
+        versions["matmul bf16"] = [("CUDA C++ mma.sync (cp.async, ldmatrix, 3 stages)",
+                                    tensorcore.mma_bf16_launch, None)]
+    return versions
 
 
 def triton_versions(smoke):
@@ -172,9 +192,12 @@ def triton_versions(smoke):
 
     tile = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16) if smoke else {}
     flash_tiles = (16, 16, 4) if smoke else "autotune"
+    bf16_tiles = (16, 16, 16, 1, 1) if smoke else "autotune"
     return {
         "matmul": [("Triton tiles + tl.dot (ieee fp32)", lambda a, b, c: tk.matmul(a, b, c, **tile),
                     "matmul")],
+        "matmul bf16": [("Triton tl.dot bf16 (autotuned tiles)",
+                         lambda a, b, c: tk.matmul_bf16(a, b, c, tiles=bf16_tiles), "matmul bf16")],
         "softmax": [("Triton one program per row", tk.softmax, "softmax")],
         "attention": [("Triton flash (tl.dot ieee, autotuned tiles)",
                        lambda q, k, v, o, lse, causal: tk.flash_attention(q, k, v, o, lse, causal=causal,
@@ -197,8 +220,16 @@ def torch_versions(torch, smoke, code_sink):
         _, codes = run_and_get_code(compiled, x, torch.empty_like(x))
         code_sink["torch.compile softmax"] = "\n\n".join(codes)
 
+    bf16_outputs = {}
+
+    def cublas_bf16(a, b, c):
+        """cuBLAS writes bf16 (its own output type) into a buffer kept per shape; the check reads it."""
+        out = bf16_outputs.setdefault(c.shape, torch.empty(c.shape, device=c.device, dtype=torch.bfloat16))
+        return torch.matmul(a, b, out=out)
+
     out = {
         "matmul": [("cuBLAS (torch.matmul, TF32 off)", lambda a, b, c: torch.matmul(a, b, out=c), None)],
+        "matmul bf16": [("cuBLAS bf16 (torch.matmul, bf16 output)", cublas_bf16, None)],
         "softmax": [("torch.softmax", lambda x, out: torch.softmax(x, dim=1, out=out), None)],
         "attention": [("PyTorch SDPA (fused)", lambda q, k, v, o, lse, causal: o.copy_(
             F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal)[0]), None)],
@@ -222,6 +253,11 @@ def problems(torch, device, smoke):
     out = [{"family": "matmul", "shape": f"{n}^3", "args": (a, b), "make_out": lambda: torch.empty(n, n,
                                                                                                     device=device),
             "ref": (a.double() @ b.double()), "flops": 2.0 * n**3, "bytes": 3 * 4 * n * n}]
+    if not smoke:  # Triton 3.9's interpreter multiplies bf16 tiles wrongly, and Numba's mma needs a GPU
+        a16, b16 = a.to(torch.bfloat16), b.to(torch.bfloat16)
+        out.append({"family": "matmul bf16", "shape": f"{n}^3 bf16", "args": (a16, b16),
+                    "make_out": lambda: torch.empty(n, n, device=device), "ref": a16.double() @ b16.double(),
+                    "flops": 2.0 * n**3, "bytes": 2 * 2 * n * n + 4 * n * n})
     for rows, cols in ([(8, 100), (3, 257)] if smoke else [(4096, 4096), (16384, 1024)]):
         x = randn(rows, cols, scale=10.0)
         out.append({"family": "softmax", "shape": f"{rows}x{cols}", "args": (x,),
@@ -323,7 +359,7 @@ def nvcc_artifacts(asm_dir: Path) -> dict:
     info = {}
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "kernels.cu"
-        source.write_text(cuda_cpp.kernels_source())
+        source.write_text(cuda_cpp.kernels_source() + "\n" + (cuda_cpp.HERE / "tensorcore.cu").read_text())
         start = time.perf_counter()
         ptx = subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-lineinfo", "-ptx", str(source), "-o",
                               str(asm_dir / "cuda_cpp_kernels.ptx")], capture_output=True, text=True)
@@ -362,7 +398,7 @@ def main(argv=None):
     asm_dir.mkdir(parents=True, exist_ok=True)
     clock = Clock(torch, gpu)
     code_sink, compile_info = {}, {}
-    families = {"matmul": [], "softmax": [], "attention": []}
+    families = {"matmul": [], "matmul bf16": [], "softmax": [], "attention": []}
 
     def add(language, versions):
         for family, items in versions.items():
@@ -378,7 +414,14 @@ def main(argv=None):
         try:
             module, seconds = cuda_cpp.load(build_directory=None)
             compile_info["CUDA C++ load_inline (nvcc + ninja, all kernels)"] = {"seconds": seconds}
-            add("CUDA C++", cpp_versions(module))
+            tensorcore = None
+            try:
+                tensorcore, seconds = cuda_cpp.load_tensorcore(build_directory=None)
+                compile_info["CUDA C++ load_inline (tensorcore.cu)"] = {"seconds": seconds}
+            except Exception as error:  # noqa: BLE001 (the fp32 kernels still run)
+                compile_info["CUDA C++ load_inline (tensorcore.cu)"] = {
+                    "error": f"{type(error).__name__}: {error}"[-1500:]}
+            add("CUDA C++", cpp_versions(module, tensorcore))
         except Exception as error:  # noqa: BLE001 (the other languages still run)
             compile_info["CUDA C++ load_inline"] = {"error": f"{type(error).__name__}: {error}"[-1500:]}
             print(f"CUDA C++ could not be built: {error}", flush=True)
@@ -406,8 +449,9 @@ def main(argv=None):
                     call = functools.partial(fn, *numba_arrays(call_args, args.smoke))
                 else:
                     call = functools.partial(fn, *call_args)
-                row["first_call_s"] = clock.first_call(call)
-                got = outputs[0].double()
+                row["first_call_s"], returned = clock.first_call(call)
+                mine = isinstance(returned, torch.Tensor) and returned.shape == outputs[0].shape
+                got = (returned if mine else outputs[0]).double()  # cuBLAS bf16 returns its own output
                 ref = problem["ref"]
                 row["rel_err"] = (torch.linalg.norm(got - ref) / torch.linalg.norm(ref)).item() \
                     if torch.isfinite(got).all() else float("nan")
@@ -480,10 +524,16 @@ def artifacts(language, name, call, extra, asm_dir, problem) -> dict:
         return numba_artifacts(kernel, asm_dir, tag)
     if language == "Triton":
         info = triton_artifacts(call(), asm_dir, tag)  # a launch returns the CompiledKernel it ran
-        if extra == "flash":
-            from course.kernels import triton_kernels as tk
+        from course.kernels import triton_kernels as tk
 
+        if extra == "flash":
             info["autotune"] = autotune_facts(tk.flash_tuned, problem["causal"])
+        if extra == "matmul bf16" and getattr(tk.matmul_bf16_tuned, "best_config", None) is not None:
+            best = tk.matmul_bf16_tuned.best_config
+            info["autotune"] = {"best": f"{best.kwargs} warps={best.num_warps} stages={best.num_stages}",
+                                "configs": {f"{c.kwargs} warps={c.num_warps} stages={c.num_stages}":
+                                            {"ms": timing[0]}
+                                            for c, timing in tk.matmul_bf16_tuned.configs_timings.items()}}
         return info
     if language == "PyTorch" and callable(extra):
         extra(*problem["args"])

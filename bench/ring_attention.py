@@ -1,24 +1,41 @@
-"""Ring attention and striped attention across processes with torch.distributed: gloo on CPUs, NCCL on GPUs.
+"""Ring attention across P processes with torch.distributed (NCCL on GPUs, gloo on CPUs), three layouts.
 
 Each of P ranks holds N/P query rows and one K/V block; the K/V blocks travel around the ring in P steps
-(``dist.batch_isend_irecv``: the next block is already in flight while this one is computed), and each rank
-merges every block's (o, lse) into its running result with the online softmax (``kernels/ring.py``).
+(``dist.batch_isend_irecv``: the next block is in flight while this one is computed), and each rank merges
+every block's (o, lse) into its running result with the online softmax (``course/kernels/ring.py``). The
+block kernel is the course's own fp32 FlashAttention forward, version 7 (``attention_v7.py``, with its
+logsumexp output, a diagonal offset of 0 or -1, and K/V blocks of another length than Q), the same kernel on
+1, 2 and 4 GPUs; ``--kernel triton`` runs the Triton flash kernel instead, ``torch`` plain PyTorch (the CPU's
+default), ``gpusim`` version 7 with small tiles under the course's simulator (a CPU check of the GPU path).
 
-    python bench/ring_attention.py --backend gloo --world 4 --n 256            # CPU: spawns 4 processes
-    NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \\
-        torchrun --nproc_per_node=2 bench/ring_attention.py --backend nccl --out DIR   # 2 GPUs
+    torchrun --nproc_per_node=P bench/ring_attention.py --backend nccl --out DIR        # P = 1, 2, 4 GPUs
+    python bench/ring_attention.py --backend gloo --world 4 --n 256 --out DIR           # CPU: spawns 4
 
-For each layout (contiguous, striped) and mask (causal, full) it records, per rank and step: the (query, key)
-pairs computed, the seconds of compute and the seconds spent waiting for the next block; the total time, the
-peak memory per device (GPU), and the relative error of the gathered output against float64 attention (on a
-sample of query rows at large N). On GPUs rank 0 also times one GPU doing the whole attention: unfused PyTorch
-(while it fits), SDPA, and the Triton flash kernel. Writes ring_attention_<device>.json and .txt into --out.
+Layouts (causal): contiguous blocks, stripes (an ordinary causal kernel with diagonal offset 0 or -1), and
+zig-zag (two chunks per device, one early and one late); and contiguous full attention. For each sequence
+length and layout it records:
+
+* ``seconds``: the median over repeats of a whole ring pass, as long as its *slowest* rank took (every rank
+  starts after a barrier; the per-rank pass times are reduced with MAX);
+* per rank, the timeline of the median pass: for each step its source, the kernel calls of its plan, when it
+  started and ended (seconds after the pass began), its compute (the kernel calls and the merge) and its
+  wait for the next block; on GPUs these are CUDA events on the compute stream, read after the pass, so
+  that nothing synchronises the ring while it runs; the (query, key) pairs per step and rank are computed
+  in closed form (``ring.pairs``), outside the timing;
+* ``step_seconds``: each step as long as its slowest rank made it (the latest end minus the latest end of
+  the step before);
+* the peak memory of each device during the passes, and the memory its inputs hold;
+* the relative error of the gathered output against float64 attention (sampled rows at large N).
+
+It also times the K/V transfers alone (a ring pass with no compute: the link's bandwidth at each block
+size, for the overlap condition) and, when P = 1 on a GPU, one GPU doing the whole attention: PyTorch SDPA
+(fp32, causal and full) and the block kernel called once. Writes ring_attention_p<P>_<device>.json and .txt
+(bench/common.py's provenance: device, date, command) into --out, after every sequence length.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import sys
@@ -28,12 +45,15 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.common import provenance, write_json  # noqa: E402
 from course.kernels import ring  # noqa: E402
 
 # NVLink multicast stays off (the device machines' rule); harmless for gloo.
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
-SAMPLE_ROWS = 512  # query rows checked against float64 at large N
+SAMPLE_ROWS = 256  # query rows checked against float64 at large N
+GPU_LENGTHS = [2048, 4096, 8192, 16384, 32768, 65536, 131072]  # multiples of 2 * 4 * 256: no ragged kernel
+GPUSIM_TILES = dict(D=16, BQ=32, BKV=16, TX=4, TY=8, UNROLL=2)  # version 7 small enough for the simulator
 
 
 def parse_args(argv=None):
@@ -41,182 +61,258 @@ def parse_args(argv=None):
     ap.add_argument("--backend", choices=("gloo", "nccl"),
                     default="nccl" if torch.cuda.is_available() else "gloo")
     ap.add_argument("--world", type=int, default=2, help="processes to spawn (ignored under torchrun)")
-    ap.add_argument("--n", type=int, nargs="+", default=None, help="sequence lengths (multiples of world)")
+    ap.add_argument("--n", type=int, nargs="+", default=None, help="sequence lengths")
     ap.add_argument("--heads", type=int, default=None)
-    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--dim", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=None)
-    ap.add_argument("--kernel", choices=("torch", "triton"), default=None,
-                    help="per-block attention: PyTorch ops, or the Triton flash kernel (default on GPUs)")
+    ap.add_argument("--kernel", choices=("numba", "triton", "torch", "gpusim"), default=None,
+                    help="block kernel: the course's Numba flash v7 (GPU default), Triton, PyTorch (CPU "
+                         "default), or v7 under gpusim (CPU)")
+    ap.add_argument("--layouts", default=",".join(ring.LAYOUTS))
+    ap.add_argument("--baselines", choices=("auto", "yes", "no"), default="auto",
+                    help="one GPU doing the whole attention (SDPA, the block kernel once): auto = when P = 1")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
-    ap.add_argument("--tag", default=None, help="file name tag (default: the device)")
     args = ap.parse_args(argv)
     gpu = args.backend == "nccl"
-    args.n = args.n or ([8192, 32768, 65536, 131072] if gpu else [256])
+    args.n = args.n or (GPU_LENGTHS if gpu else [256])
     args.heads = args.heads or (4 if gpu else 2)
+    args.kernel = args.kernel or ("numba" if gpu else "torch")
+    args.dim = args.dim or (GPUSIM_TILES["D"] if args.kernel == "gpusim" else 64)
     args.repeats = args.repeats or (5 if gpu else 2)
-    args.kernel = args.kernel or ("triton" if gpu else "torch")
+    args.layouts = [x for x in args.layouts.split(",") if x]
+    if args.kernel == "gpusim" and args.dim != GPUSIM_TILES["D"]:
+        ap.error(f"--kernel gpusim runs version 7 with head dimension {GPUSIM_TILES['D']}")
     return args
 
 
-# ------------------------------------------------------------------------------------------- one block
+# ----------------------------------------------------------------------------------------- block kernels
 
 
-def make_block_fn(kind: str):
-    """block(q, k, v, q_pos, k_pos, causal, rank, src, layout) -> (o, lse), or None when nothing is seen."""
+def make_kernel(kind: str, dim: int):
+    """call(q, k, v, mode) -> (o, lse) for one call of a ring plan (mode in ring.MODES)."""
     if kind == "torch":
-        def block(q, k, v, q_pos, k_pos, causal, rank, src, layout):
-            if causal and layout == "contiguous" and src > rank:
-                return None  # every key lies after every query: this rank idles this step
-            return ring.block_attention(q, k, v, q_pos, k_pos, causal)
-        return block
-    from course.kernels import triton_kernels as tk
+        return ring.local_attention
+    if kind == "triton":
+        from course.kernels import triton_kernels as tk
 
-    def block(q, k, v, q_pos, k_pos, causal, rank, src, layout):
-        offset = 0
-        if causal and layout == "contiguous":
-            if src > rank:
-                return None
-            causal = src == rank  # blocks before the diagonal block are seen whole
-        elif causal:  # stripes: key b of device src is seen by query a of this device when b <= a (+ -1)
-            offset = 0 if src <= rank else -1
-        o = torch.empty_like(q)
-        lse = torch.empty(q.shape[:2], device=q.device, dtype=torch.float32)
-        tk.flash_attention(q, k, v, o, lse, causal=causal, offset=offset)
+        def triton_call(q, k, v, mode):
+            o, lse = torch.empty_like(q), torch.empty(q.shape[:2], device=q.device)
+            tk.flash_attention(q, k, v, o, lse, causal=mode != "full", offset=-1 if mode == "causal-1" else 0)
+            return o, lse
+        return triton_call
+    from course.kernels.attention_v7 import make_flash_v7
+
+    tiles = GPUSIM_TILES if kind == "gpusim" else dict(D=dim, BQ=256, BKV=64, TX=8, TY=32, UNROLL=4)
+    launches = {}  # one compiled kernel per mode, made at its first use
+
+    def launch_for(mode):
+        if mode not in launches:
+            offset = -1 if mode == "causal-1" else 0
+            launches[mode] = make_flash_v7(**tiles, CAUSAL=mode != "full", OFFSET=offset)
+        return launches[mode]
+
+    if kind == "gpusim":
+        import gpusim
+
+        def gpusim_call(q, k, v, mode):
+            o = torch.empty_like(q)
+            lse = torch.empty(q.shape[:2])
+            launch_for(mode)(*(t.contiguous().numpy() for t in (q, k, v)), o.numpy(), lse.numpy(),
+                             wrap=gpusim.jit)
+            return o, lse
+        return gpusim_call
+    from numba import cuda
+
+    def numba_call(q, k, v, mode):
+        q, k, v = (t.contiguous() for t in (q, k, v))  # a zig-zag half block is a strided slice
+        o, lse = torch.empty_like(q), torch.empty(q.shape[:2], device=q.device)
+        launch_for(mode)(*(cuda.as_cuda_array(t) for t in (q, k, v, o, lse)))
         return o, lse
-    return block
+    return numba_call
 
 
 # -------------------------------------------------------------------------------------------- the ring
 
 
-def ring_pass(q, k, v, q_pos, all_pos, causal, layout, block, device):
-    """One ring attention: returns (o, lse, steps), steps = [{"src", "pairs", "compute_s", "wait_s"}].
-    Every step ends with the device synchronised, so that its compute (CUDA events on GPUs) and its wait for
-    the next block can be told apart."""
+class Clock:
+    """Time markers: CUDA events on the compute stream (GPU), read once the pass is over, so that the ring
+    runs as it would unmeasured; host seconds on the CPU, where gloo's waits block the host."""
+
+    def __init__(self, device):
+        self.gpu = device.type == "cuda"
+
+    def mark(self):
+        if self.gpu:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        return time.perf_counter()
+
+    def between(self, begin, end) -> float:
+        """Seconds from one marker to a later one (GPU: after `drain`)."""
+        return begin.elapsed_time(end) / 1e3 if self.gpu else end - begin
+
+    def drain(self):
+        if self.gpu:
+            torch.cuda.synchronize()
+
+
+def ring_pass(q, own, buffers, layout, causal, kernel, clock, compute=True):
+    """One ring pass of this rank: returns (o, lse, timeline). `own` holds this rank's K and V stacked (one
+    message per step) and is only ever sent; the blocks that arrive alternate between the two `buffers`, so
+    that a block is received while the one before it is computed and passed on. The timeline marks, per
+    step, when its compute began and ended and when the next block was there (on a GPU: events on the
+    compute stream, which NCCL's receive makes wait), relative to the pass's start."""
     rank, world = dist.get_rank(), dist.get_world_size()
-    send_to, recv_from = (rank + 1) % world, (rank - 1) % world
-    kv = torch.stack([k, v])  # one message per step
+    rows = q.shape[1]
     o = torch.zeros_like(q)
-    lse = torch.full(q.shape[:2], float("-inf"), device=device)
-    steps = []
+    lse = torch.full(q.shape[:2], float("-inf"), device=q.device)
+    origin, marks, kv, empty = clock.mark(), [], own, True
     for step in range(world):
         src = ring.source(rank, step, world)
-        requests, incoming = [], None
-        if step < world - 1:  # start passing this block on before computing with it
-            incoming = torch.empty_like(kv)
-            requests = dist.batch_isend_irecv([dist.P2POp(dist.isend, kv, send_to),
-                                               dist.P2POp(dist.irecv, incoming, recv_from)])
-        start = _now(device)
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(2)] if device.type == "cuda" else None
-        if events:
-            events[0].record()
-        result = block(q, kv[0], kv[1], q_pos, all_pos[src], causal, rank, src, layout)
-        if result is not None:
-            o, lse = ring.merge(o, lse, *result)
-        if events:
-            events[1].record()
-        computed = time.perf_counter()
+        requests, incoming = [], buffers[(step + 1) % 2]
+        if step < world - 1:  # pass this block on, and receive the next, before computing with this one
+            requests = dist.batch_isend_irecv([dist.P2POp(dist.isend, kv, (rank + 1) % world),
+                                               dist.P2POp(dist.irecv, incoming, (rank - 1) % world)])
+        begin = clock.mark()
+        calls = ring.plan(rows, world, layout, causal, rank, src) if compute else []
+        for qs, ks, mode in calls:
+            o_part, lse_part = kernel(q[:, qs], kv[0][:, ks], kv[1][:, ks], mode)
+            if empty and qs == slice(0, rows):  # nothing to merge with yet
+                o, lse = o_part, lse_part
+            else:
+                o[:, qs], lse[:, qs] = ring.merge(o[:, qs], lse[:, qs], o_part, lse_part)
+            empty = False
+        computed = clock.mark()
         for request in requests:
-            request.wait()
-        finished = _now(device)
-        compute_s = events[0].elapsed_time(events[1]) / 1e3 if events else computed - start
-        steps.append({"src": src, "pairs": ring.work(q_pos, all_pos[src], causal) * q.shape[0],
-                      "compute_s": compute_s, "wait_s": max(0.0, finished - start - compute_s)})
-        if incoming is not None:
-            kv = incoming
-    return o, lse, steps
+            request.wait()  # NCCL: the compute stream waits for the block; gloo: the host does
+        marks.append((step, src, [mode for _, _, mode in calls], begin, computed, clock.mark()))
+        kv = incoming
+    clock.drain()
+    timeline = [{"step": step, "src": src, "calls": calls, "start_s": clock.between(origin, begin),
+                 "end_s": clock.between(origin, ended), "compute_s": clock.between(begin, computed),
+                 "wait_s": clock.between(computed, ended)}
+                for step, src, calls, begin, computed, ended in marks]
+    return o, lse, timeline
 
 
-def _now(device) -> float:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    return time.perf_counter()
-
-
-def full_inputs(n, heads, dim, device, seed):
-    """The same q, k, v on every rank (from one seed), float32; q is loud so that the max matters."""
+def full_inputs(n, heads, dim, seed):
+    """The same q, k, v on every rank (from one seed), float32 on the CPU; q is loud so that the max
+    matters."""
     generator = torch.Generator(device="cpu").manual_seed(seed)
     q, k, v = (torch.randn(heads, n, dim, generator=generator) for _ in range(3))
-    return (q * 4).to(device), k.to(device), v.to(device)
+    return q * 4, k, v
 
 
 def check_against_float64(q, k, v, o, causal, device):
     """Relative Frobenius error of o on a sample of query rows (all rows when N is small)."""
     n = q.shape[1]
-    rows = torch.arange(n) if n <= SAMPLE_ROWS else torch.randperm(n)[:SAMPLE_ROWS].sort().values
+    generator = torch.Generator(device="cpu").manual_seed(n)
+    rows = torch.arange(n) if n <= SAMPLE_ROWS else \
+        torch.randperm(n, generator=generator)[:SAMPLE_ROWS].sort().values
+    q, k, v = (t.to(device).double() for t in (q[:, rows], k, v))
     rows = rows.to(device)
-    scores = torch.matmul(q[:, rows].double(), k.double().transpose(-1, -2)) / q.shape[-1] ** 0.5
+    scores = torch.matmul(q, k.transpose(-1, -2)) / q.shape[-1] ** 0.5
     if causal:
         scores = scores.masked_fill(torch.arange(n, device=device)[None, None, :] > rows[None, :, None],
                                     float("-inf"))
-    ref = torch.matmul(torch.softmax(scores, dim=-1), v.double())
-    return (torch.linalg.norm(o[:, rows].double() - ref) / torch.linalg.norm(ref)).item()
+    ref = torch.matmul(torch.softmax(scores, dim=-1), v)
+    got = o[:, rows.cpu()].to(device).double()
+    return (torch.linalg.norm(got - ref) / torch.linalg.norm(ref)).item()
 
 
-def run_layout(n, layout, causal, args, block, device):
+def slowest(seconds: float, device) -> float:
+    """The largest of every rank's `seconds`."""
+    value = torch.tensor([seconds], dtype=torch.float64, device=device)
+    dist.all_reduce(value, op=dist.ReduceOp.MAX)
+    return value.item()
+
+
+def run_layout(n, layout, causal, args, kernel, device, inputs):
     rank, world = dist.get_rank(), dist.get_world_size()
-    q, k, v = full_inputs(n, args.heads, args.dim, device, seed=n)
-    all_pos = [p.to(device) for p in ring.positions(n, world, layout)]
-    mine = all_pos[rank]
-    q_local, k_local, v_local = (t[:, mine].contiguous() for t in (q, k, v))
+    q, k, v = inputs
+    mine = ring.positions(n, world, layout)[rank]
+    q_local = q[:, mine].to(device).contiguous()
+    kv = torch.stack([k[:, mine], v[:, mine]]).to(device)
+    buffers = (torch.empty_like(kv), torch.empty_like(kv))
+    clock = Clock(device)
     if device.type == "cuda":
-        del q, k, v  # rank 0 regenerates them for the check; the ring itself holds only its blocks
+        torch.cuda.synchronize()
         torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats(device)
-    times, steps = [], None
-    for _ in range(args.repeats):
+        held = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+    passes = []
+    for repeat in range(args.repeats + 1):  # the first pass compiles and connects: not counted
         dist.barrier()
-        start = _now(device)
-        o, lse, steps = ring_pass(q_local, k_local, v_local, mine, all_pos, causal, layout, block, device)
-        times.append(_now(device) - start)
-    peak = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None
-    gathered = [torch.empty_like(o) for _ in range(world)] if rank == 0 else None
-    dist.gather(o, gathered, dst=0)
+        clock.drain()
+        o, lse, timeline = ring_pass(q_local, kv, buffers, layout, causal, kernel, clock)
+        if repeat:
+            passes.append((slowest(timeline[-1]["end_s"], device), timeline))
+    peak = torch.cuda.max_memory_allocated() if device.type == "cuda" else None
+    times = [seconds for seconds, _ in passes]
+    median = sorted(range(len(times)), key=times.__getitem__)[len(times) // 2]
+    gathered = [torch.empty_like(o) for _ in range(world)]
+    dist.all_gather(gathered, o)
+    mine_facts = {"rank": rank, "timeline": passes[median][1], "peak_bytes": peak,
+                  "held_bytes": held if device.type == "cuda" else None}
     every = [None] * world
-    dist.all_gather_object(every, {"rank": rank, "steps": steps, "peak_bytes": peak})
+    dist.all_gather_object(every, mine_facts)
     if rank != 0:
         return None
-    full_o = torch.empty(args.heads, n, args.dim, device=device)
+    full_o = torch.empty(q.shape)
     for r, part in enumerate(gathered):
-        full_o[:, all_pos[r]] = part
-    q, k, v = full_inputs(n, args.heads, args.dim, device, seed=n)
-    error = check_against_float64(q, k, v, full_o, causal, device)
+        full_o[:, ring.positions(n, world, layout)[r]] = part.cpu()
+    ends = [[rank_facts["timeline"][s]["end_s"] for rank_facts in every] for s in range(world)]
+    latest = [max(step) for step in ends]
     return {"n": n, "layout": layout, "causal": causal, "world": world, "heads": args.heads, "dim": args.dim,
-            "seconds": sorted(times)[len(times) // 2], "all_seconds": times, "rel_err": error,
-            "ranks": every}
+            "kernel": args.kernel, "seconds": times[median], "all_seconds": times,
+            "step_seconds": [b - a for a, b in zip([0.0] + latest[:-1], latest, strict=True)],
+            "pairs": ring.work_per_step(n, world, layout, causal),
+            "rel_err": check_against_float64(q, k, v, full_o, causal, device), "ranks": every}
+
+
+def transfer_only(n, args, device, inputs):
+    """Seconds of one ring step's K/V transfer with nothing else running (median of repeats; the slowest
+    rank's), and the bytes it moves: the link as the ring uses it."""
+    world = dist.get_world_size()
+    q, k, v = inputs
+    mine = ring.positions(n, world, "contiguous")[dist.get_rank()]
+    kv = torch.stack([k[:, mine], v[:, mine]]).to(device)
+    buffers, clock, steps = (torch.empty_like(kv), torch.empty_like(kv)), Clock(device), []
+    for repeat in range(args.repeats + 1):
+        dist.barrier()
+        clock.drain()
+        _, _, timeline = ring_pass(q[:, mine[:1]].to(device), kv, buffers, "contiguous", False, None, clock,
+                                   compute=False)
+        if repeat:
+            steps.append(slowest(timeline[-1]["end_s"], device) / (world - 1))
+    seconds = sorted(steps)[len(steps) // 2]
+    size = kv.numel() * kv.element_size()
+    return {"n": n, "world": world, "bytes_per_step": size, "seconds_per_step": seconds,
+            "GBps": size / seconds / 1e9}
 
 
 # -------------------------------------------------------------------------------- one GPU, whole sequence
 
 
-def single_gpu_baselines(n, args, device):
-    """Rank 0 only: one GPU doing the whole attention (causal and full), time and peak extra memory."""
-    import math
-
+def single_gpu_baselines(n, args, device, kernel, inputs):
+    """One GPU doing the whole attention (causal and full): SDPA in fp32, and the block kernel called once;
+    time (median, CUDA events), extra memory, error."""
     import torch.nn.functional as F
 
-    from course.kernels import triton_kernels as tk
+    from bench.common import time_ms
 
+    q, k, v = (t.to(device) for t in inputs)
     rows = []
-    q, k, v = full_inputs(n, args.heads, args.dim, device, seed=n)
     for causal in (True, False):
-        def unfused(causal=causal):
-            s = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(args.dim))
-            if causal:
-                s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=device).triu_(1), float("-inf"))
-            return torch.matmul(torch.softmax(s, dim=-1), v)
-
         def sdpa(causal=causal):
             return F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal)[0]
 
-        def triton_flash(causal=causal):
-            o = torch.empty_like(q)
-            lse = torch.empty(q.shape[:2], device=device)
-            tk.flash_attention(q, k, v, o, lse, causal=causal)
-            return o
+        def course_kernel(causal=causal):
+            return kernel(q, k, v, "causal" if causal else "full")[0]
 
-        for name, fn in (("one GPU, unfused PyTorch", unfused), ("one GPU, SDPA", sdpa),
-                         ("one GPU, Triton flash kernel", triton_flash)):
+        for name, fn in (("one GPU, PyTorch SDPA fp32", sdpa), (f"one GPU, block kernel ({args.kernel})",
+                                                                course_kernel)):
             row = {"n": n, "causal": causal, "name": name, "heads": args.heads, "dim": args.dim}
             try:
                 torch.cuda.synchronize()
@@ -226,19 +322,14 @@ def single_gpu_baselines(n, args, device):
                 out = fn()
                 torch.cuda.synchronize()
                 row["extra_bytes"] = torch.cuda.max_memory_allocated() - base
-                row["rel_err"] = check_against_float64(q, k, v, out, causal, device)
+                row["rel_err"] = check_against_float64(*inputs, out.cpu(), causal, device)
                 del out
-                times = []
-                for _ in range(args.repeats):
-                    start = _now(device)
-                    fn()
-                    times.append(_now(device) - start)
-                row["seconds"] = sorted(times)[len(times) // 2]
+                row["seconds"] = time_ms(fn, budget_s=1.0, max_reps=args.repeats, min_reps=3)[0] / 1e3
             except torch.OutOfMemoryError as error:
                 row["error"] = f"out of memory: {str(error).splitlines()[0][:160]}"
             torch.cuda.empty_cache()
             rows.append(row)
-            print(f"  {name:30s} N={n:6d} causal={causal!s:5s} "
+            print(f"  {name:34s} N={n:6d} causal={causal!s:5s} "
                   + (f"{row['seconds'] * 1e3:9.2f} ms  extra {row['extra_bytes'] / 2**30:6.2f} GiB"
                      if "seconds" in row else row["error"]), flush=True)
     return rows
@@ -251,59 +342,73 @@ def worker(rank: int, world: int, args, port: int | None = None):
     if port is not None:  # spawned by this script, not torchrun
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                           WORLD_SIZE=str(world))
-    device = torch.device("cuda", rank % torch.cuda.device_count()) if args.backend == "nccl" \
-        else torch.device("cpu")
-    if device.type == "cuda":
+    gpu = args.backend == "nccl"
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count()) \
+        if gpu else torch.device("cpu")
+    if gpu:
         torch.cuda.set_device(device)
         torch.backends.cuda.matmul.allow_tf32 = False
-    if args.backend == "gloo":
+    else:
         torch.set_num_threads(1)  # P processes share the machine's cores
-    dist.init_process_group(args.backend, rank=rank, world_size=world,
-                            device_id=device if device.type == "cuda" else None)
-    block = make_block_fn(args.kernel)
-    results, baselines = [], []
+    dist.init_process_group(args.backend, rank=rank, world_size=world, device_id=device if gpu else None)
+    if gpu and args.kernel == "numba":
+        from numba import cuda
+
+        cuda.select_device(device.index)  # Numba's kernels on this rank's GPU (PyTorch's primary context)
+    kernel = make_kernel(args.kernel, args.dim)
+    baselines = gpu and (args.baselines == "yes" or (args.baselines == "auto" and world == 1))
+    results, links, singles = [], [], []
+    meta = {"backend": args.backend, "world": world, "kernel": args.kernel, "torch": torch.__version__,
+            "dtype": "float32", "tf32": False, "repeats": args.repeats,
+            "timing": "median over repeats of a ring pass as long as its slowest rank (each rank's pass "
+                      "timed from after a barrier); per-rank timelines from CUDA events on the compute "
+                      "stream (GPU) or host seconds (CPU), read after the pass"}
     try:
         for n in args.n:
-            for layout, causal in (("contiguous", True), ("striped", True), ("contiguous", False)):
-                row = run_layout(n, layout, causal, args, block, device)
+            inputs = full_inputs(n, args.heads, args.dim, seed=n)
+            for layout, causal in [(layout, True) for layout in args.layouts] + [("contiguous", False)]:
+                if n % ring.granule(world, layout):
+                    continue
+                row = run_layout(n, layout, causal, args, kernel, device, inputs)
                 if row is not None:
                     results.append(row)
-                    print(f"N={n:6d} {layout:10s} causal={causal!s:5s} {row['seconds'] * 1e3:9.2f} ms  "
-                          f"rel err {row['rel_err']:.1e}", flush=True)
-            if rank == 0 and device.type == "cuda":
-                baselines += single_gpu_baselines(n, args, device)
+                    print(f"P={world} N={n:6d} {layout:10s} {'causal' if causal else 'full':6s} "
+                          f"{row['seconds'] * 1e3:9.2f} ms  rel err {row['rel_err']:.1e}", flush=True)
+            if world > 1:
+                link = transfer_only(n, args, device, inputs)
+                if rank == 0:
+                    links.append(link)
+            if rank == 0 and baselines:
+                singles += single_gpu_baselines(n, args, device, kernel, inputs)
+            if rank == 0:  # what is measured so far survives a time limit
+                write_results(results, links, singles, meta, args, device)
             dist.barrier()
     finally:
-        if rank == 0:
-            write_results(results, baselines, args, device)
         dist.destroy_process_group()
 
 
-def write_results(results, baselines, args, device):
-    if device.type == "cuda":
-        name = torch.cuda.get_device_name(device)
-        tag = args.tag or next((t for t in ("H200", "H100", "A100") if t in name), name.replace(" ", "_"))
-    else:
-        name, tag = "CPU (gloo processes)", args.tag or "cpu"
-    meta = {"device": name, "backend": args.backend, "world": dist.get_world_size(), "kernel": args.kernel,
-            "torch": torch.__version__, "dtype": "float32", "tf32": False, "repeats": args.repeats,
-            "timing": "median wall seconds of a whole ring pass, devices synchronised around it"}
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"ring_attention_{tag}.json"), "w") as f:
-        json.dump({"meta": meta, "results": results, "single_device": baselines}, f, indent=1)
-    lines = [f"ring attention on {meta['world']} x {name} ({args.backend}, per-block kernel: {args.kernel})",
-             f"{'N':>7s} {'layout':10s} {'mask':6s} {'ms':>9s} {'rel err':>8s}  pairs per step (rank 0..P-1)"]
+def write_results(results, links, singles, meta, args, device):
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    stem = f"ring_attention_p{meta['world']}"
+    path = write_json(args.out, stem, {"meta": {**meta, "device": name}, "results": results, "links": links,
+                                       "single_device": singles, "provenance": provenance(name)})
+    lines = [f"ring attention on {meta['world']} x {name} ({args.backend}, block kernel: {args.kernel})",
+             f"{'N':>7s} {'layout':10s} {'mask':6s} {'ms':>9s} {'rel err':>8s}  slowest step ms | pairs of "
+             f"the busiest rank per step"]
     for r in results:
-        pairs = " | ".join(" ".join(f"{x['steps'][s]['pairs']:>6d}" for x in r["ranks"])
-                           for s in range(r["world"]))
+        busiest = [max(step) for step in r["pairs"]]
         lines.append(f"{r['n']:7d} {r['layout']:10s} {'causal' if r['causal'] else 'full':6s} "
-                     f"{r['seconds'] * 1e3:9.2f} {r['rel_err']:8.1e}  {pairs}")
-    for b in baselines:
+                     f"{r['seconds'] * 1e3:9.2f} {r['rel_err']:8.1e}  "
+                     + " ".join(f"{s * 1e3:.2f}" for s in r["step_seconds"]) + " | "
+                     + " ".join(str(p) for p in busiest))
+    for link in links:
+        lines.append(f"{link['n']:7d} K/V transfer alone: {link['bytes_per_step'] / 2**20:.1f} MiB per step, "
+                     f"{link['seconds_per_step'] * 1e3:.3f} ms, {link['GBps']:.1f} GB/s")
+    for b in singles:
         shown = f"{b['seconds'] * 1e3:9.2f}" if "seconds" in b else b["error"]
-        lines.append(f"{b['n']:7d} {b['name']:30s} {'causal' if b['causal'] else 'full':6s} {shown}")
-    with open(os.path.join(args.out, f"ring_attention_{tag}.txt"), "w") as f:
+        lines.append(f"{b['n']:7d} {b['name']:34s} {'causal' if b['causal'] else 'full':6s} {shown}")
+    with open(path[: -len(".json")] + ".txt", "w") as f:
         f.write("\n".join(lines) + "\n")
-    print("\n".join(lines), flush=True)
 
 
 def free_port() -> int:
@@ -314,20 +419,18 @@ def free_port() -> int:
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.kernel == "gpusim":  # before Numba's first import: version 7 is generated for the simulator
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     torchrun = "RANK" in os.environ and "WORLD_SIZE" in os.environ
-    world = int(os.environ["WORLD_SIZE"]) if torchrun else args.world
-    for n in args.n:
-        if n % world:
-            raise SystemExit(f"--n {n} is not a multiple of the number of processes ({world})")
     if torchrun:
-        worker(int(os.environ["RANK"]), world, args)
-    else:
-        import torch.multiprocessing as mp
+        worker(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), args)
+        return
+    import torch.multiprocessing as mp
 
-        # fork shares this process's imported torch with the workers (no GPU is touched before the fork)
-        method = "fork" if args.backend == "gloo" and sys.platform == "linux" else "spawn"
-        mp.start_processes(worker, args=(args.world, args, free_port()), nprocs=args.world, join=True,
-                           start_method=method)
+    # fork shares this process's imported torch with the workers (no GPU is touched before the fork)
+    method = "fork" if args.backend == "gloo" and sys.platform == "linux" else "spawn"
+    mp.start_processes(worker, args=(args.world, args, free_port()), nprocs=args.world, join=True,
+                       start_method=method)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,29 @@ def test_a_small_problem_underuses_a_big_array():
     assert systolic.utilisation(64, 257, 257, 256, 256) < systolic.utilisation(64, 256, 256, 256, 256) / 3
 
 
+@pytest.mark.parametrize("m,k,n,rows,cols", [(6, 4, 4, 4, 4), (5, 7, 3, 4, 4), (9, 4, 10, 3, 4),
+                                            (2, 9, 9, 4, 4), (1, 1, 1, 1, 1)])
+def test_streamed_passes_pay_the_latency_once_and_last_at_least_a_weight_shift(m, k, n, rows, cols):
+    """Passes back to back: each lasts max(M, rows) cycles (a tile's weights take rows cycles to shift in),
+    plus one latency of rows + cols - 2 for the product: with M >= rows, the sequential count less one latency
+    per extra pass."""
+    count = systolic.passes(k, n, rows, cols)
+    streamed = systolic.cycle_count_overlapped(m, k, n, rows, cols)
+    assert streamed == count * max(m, rows) + rows + cols - 2
+    if m >= rows:
+        assert streamed == systolic.cycle_count(m, k, n, rows, cols) - (count - 1) * (rows + cols - 2)
+    else:
+        assert streamed > count * m + rows + cols - 2  # bound by the weight shifts, not the vectors
+
+
+def test_a_large_product_streamed_fills_the_array_and_small_arrays_waste_less_on_thin_shapes():
+    assert systolic.utilisation(4096, 4096, 4096, 256, 256, overlapped=True) > 0.99
+    assert systolic.utilisation(4096, 4096, 4096, 256, 256) < 0.9  # one latency per pass
+    thin = (4096, 64, 4096)  # Part 7's scores Q K^T: 64 weight rows
+    assert systolic.utilisation(*thin, 128, 128, overlapped=True) > 1.9 * systolic.utilisation(
+        *thin, 256, 256, overlapped=True)
+
+
 def test_one_buffer_serialises_load_and_compute_and_two_overlap_them():
     load, compute = pipeline.Stage("load", 3.0), pipeline.Stage("compute", 2.0)
     store = pipeline.Stage("store", 1.0)

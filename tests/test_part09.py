@@ -199,25 +199,93 @@ def test_ring_pieces_merge_in_any_order_to_full_attention():
             o, lse = ring.merge(o, lse, *block)
         assert torch.allclose(o.double(), expected[:, pos[rank]], atol=1e-5)
         assert torch.allclose(lse.double(), expected_lse[:, pos[rank]], atol=1e-4)
-    assert ring.work_per_step(8, 2, "contiguous") == [[10, 10], [0, 16]]
+    assert ring.work_per_step(8, 2, "contiguous") == [[10, 10], [0, 16]]  # step 1: device 0 idles
+
+
+@pytest.mark.parametrize("layout", ring.LAYOUTS)
+def test_each_ring_plan_is_an_ordinary_kernels_calls_and_covers_exactly_the_causal_pairs(layout):
+    """Between any two devices the plan's calls (full, or lower-triangular with offset 0 or -1, on slices of
+    the local blocks) cover exactly the pairs the positions' causal mask keeps, each once; the closed-form
+    pair counts agree with a count from the positions."""
+    for world in (1, 2, 3, 4, 5):
+        n = 3 * ring.granule(world, layout)
+        pos = ring.positions(n, world, layout)
+        assert sorted(torch.cat(pos).tolist()) == list(range(n))
+        rows = n // world
+        for causal in (True, False):
+            for rank in range(world):
+                for src in range(world):
+                    want = pos[src][None, :] <= pos[rank][:, None] if causal else torch.ones(rows, rows) > 0
+                    covered = torch.zeros(rows, rows, dtype=torch.int64)
+                    for qs, ks, mode in ring.plan(rows, world, layout, causal, rank, src):
+                        block = torch.ones(qs.stop - qs.start, ks.stop - ks.start, dtype=torch.int64)
+                        offset = 0 if mode == "causal" else -1
+                        covered[qs, ks] += block if mode == "full" else block.tril(offset)
+                    assert torch.equal(covered, want.long()), (world, causal, rank, src)
+                    assert ring.pairs(n, world, layout, causal, rank, src) == int(want.sum()) == \
+                        ring.count_pairs(pos[rank], pos[src], causal)
+
+
+def test_zigzag_balances_every_step_and_stripes_nearly():
+    assert ring.work_per_step(16, 4, "zigzag") == [[10] * 4] + [[8] * 4] * 3
+    assert ring.work_per_step(16, 4, "striped") == [[10, 10, 10, 10], [6, 10, 10, 10], [6, 6, 10, 10],
+                                                    [6, 6, 6, 10]]
+
+
+def ring_run(tmp_path, *options, world=2):
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "TRITON_INTERPRET")}
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "ring_attention.py"), "--backend", "gloo",
+                           "--world", str(world), "--heads", "1", "--repeats", "1", "--out", str(tmp_path),
+                           *options],
+                          capture_output=True, text=True, env=env, timeout=280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((tmp_path / f"ring_attention_p{world}_CPU.json").read_text())
+
+
+@pytest.mark.timeout(300)
+def test_every_layout_on_four_processes_matches_float64_pass_after_pass(tmp_path):
+    """Four ranks, two passes each (the first is not counted): the checked output is the second pass's, so a
+    pass that leaves a rank's own K/V block overwritten (it was once reused as a receive buffer, and at
+    P >= 3 the next pass then ran its masks on the wrong blocks) fails here."""
+    run = ring_run(tmp_path, "--n", "64", "--dim", "16", world=4)
+    assert {(r["layout"], r["causal"]) for r in run["results"]} == {("contiguous", True), ("striped", True),
+                                                                    ("zigzag", True), ("contiguous", False)}
+    for r in run["results"]:
+        assert r["rel_err"] < 1e-5, (r["layout"], r["causal"], r["rel_err"])
+        assert [[step["src"] for step in rank["timeline"]] for rank in r["ranks"]] == \
+            [[(rank - step) % 4 for step in range(4)] for rank in range(4)]
 
 
 @pytest.mark.timeout(300)
 def test_ring_attention_runs_with_gloo_processes(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "TRITON_INTERPRET")}
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "ring_attention.py"), "--backend", "gloo",
-                           "--world", "2", "--n", "64", "--heads", "1", "--dim", "16", "--repeats", "1",
-                           "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=280)
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads((tmp_path / "ring_attention_cpu.json").read_text())["results"]
+    run = ring_run(tmp_path, "--n", "64", "--dim", "16")
+    assert run["provenance"]["device"] == "CPU" and run["meta"]["world"] == 2
+    results = run["results"]
     assert {(r["layout"], r["causal"]) for r in results} == {("contiguous", True), ("striped", True),
-                                                             ("contiguous", False)}
+                                                             ("zigzag", True), ("contiguous", False)}
     for r in results:
         assert r["rel_err"] < 1e-5
-        pairs = [[step["pairs"] for step in rank["steps"]] for rank in r["ranks"]]
-        assert sum(map(sum, pairs)) == (64 * 65 // 2 if r["causal"] else 64 * 64)
+        assert sum(map(sum, r["pairs"])) == (64 * 65 // 2 if r["causal"] else 64 * 64)
+        assert sum(r["step_seconds"]) == pytest.approx(r["seconds"])  # the slowest rank, step by step
+        for rank in r["ranks"]:
+            assert [step["src"] for step in rank["timeline"]] == [rank["rank"], 1 - rank["rank"]]
+            for step in rank["timeline"]:
+                assert step["end_s"] - step["start_s"] == pytest.approx(step["compute_s"] + step["wait_s"])
     contiguous = next(r for r in results if r["layout"] == "contiguous" and r["causal"])
-    assert contiguous["ranks"][0]["steps"][1]["pairs"] == 0  # rank 0 idles in step 1
+    assert contiguous["pairs"][1][0] == 0 and contiguous["ranks"][0]["timeline"][1]["calls"] == []
+    assert [link["bytes_per_step"] for link in run["links"]] == [2 * 32 * 16 * 4]
+
+
+@pytest.mark.timeout(600)
+def test_ring_attention_runs_the_course_kernel_under_gpusim(tmp_path):
+    """The GPU path on the CPU: flash version 7 (small tiles, under gpusim) as the block kernel of stripes
+    (diagonal offsets 0 and -1) and zig-zag (half blocks of keys or queries), against float64."""
+    run = ring_run(tmp_path, "--n", "64", "--kernel", "gpusim", "--layouts", "striped,zigzag")
+    assert {(r["layout"], r["causal"]) for r in run["results"]} == {("striped", True), ("zigzag", True),
+                                                                    ("contiguous", False)}
+    assert all(r["rel_err"] < 1e-5 and r["kernel"] == "gpusim" for r in run["results"])
+    striped = next(r for r in run["results"] if r["layout"] == "striped")
+    assert [step["calls"] for step in striped["ranks"][0]["timeline"]] == [["causal"], ["causal-1"]]
 
 
 @needs_triton
@@ -300,3 +368,21 @@ def test_three_language_harness_carries_over_the_rows_of_languages_not_measured_
     assert kept[0]["kept_from"] == "2026-11-23 20:14 UTC: python3 bench/gpu_languages.py"
     assert facts == {"CUDA C++ load_inline": {"seconds": 68.0, "kept_from": kept[0]["kept_from"]},
                      "Triton autotune": {"seconds": 2.0}}
+
+
+def test_the_ring_step_hint_points_first_and_derives_on_request(capsys):
+    part09.hint("ring_step")
+    nudge = capsys.readouterr().out
+    part09.hint("ring_step", 2)
+    derivation = capsys.readouterr().out
+    assert "alpha = exp(m - m_new)" in derivation and "exp(m - m_new)" not in nudge
+    with pytest.raises(part09.CheckFailed, match="'ring_step'"):
+        part09.hint("stripes")
+
+
+def test_an_unwritten_scaled_add_element_is_named_as_the_checks_sentinel():
+    from course.tasks.common import never_written
+
+    output = part09.SCALED_ADD.outputs[0]
+    filled = np.full(5, output.fill, np.float32)  # what the check writes into `out` before the launch
+    assert never_written(output, filled).all()

@@ -138,3 +138,15 @@ def test_a_result_only_the_default_schedule_gives_fails_a_task_that_runs_the_sch
     message = str(info.value)
     assert "gpusim stopped the kernel, ScheduleError:\nunder the schedule 'delay warp 1" in message
     assert "out[0] is 31 there and 63 under the default schedule" in message
+
+
+def test_the_cycle_hint_points_first_and_derives_on_request(capsys):
+    part08.hint("systolic_cycles")
+    nudge = capsys.readouterr().out
+    part08.hint("systolic_cycles", 2)
+    derivation = capsys.readouterr().out
+    assert "M + R + C - 2" in derivation and "M + R + C - 2" not in nudge and "cdiv" not in nudge
+    with pytest.raises(CheckFailed, match="level 1 .* or 2"):
+        part08.hint("systolic_cycles", 3)
+    with pytest.raises(CheckFailed, match="'systolic_cycles'"):
+        part08.hint("ring_row_max")

@@ -18,6 +18,10 @@ What changes (the per-tile code is version 6's):
   path taken only by the last tile) and are masked (causal: by the causal mask itself, since every such
   key lies after every stored query).  For other N the kernel has no checks at all.
 * As in version 6, key tiles wholly above the diagonal are skipped and only tiles that cross it are masked.
+* For ring attention's blocks (``bench/ring_attention.py``): ``OFFSET`` moves the causal diagonal (key j is
+  seen by query i when j <= i + OFFSET; -1 is the mask between two stripes of striped attention, where the
+  first query sees no key at all: its O is 0 and its logsumexp -inf), and K and V may hold another number of
+  rows than Q (full attention only: the zig-zag layout's half blocks).
 
 Measured on an H200 (``bench/NOTES.md``): causal 1.49x and 1.44x faster than version 6, 0.79 and 0.73 of
 PyTorch SDPA's time; the pairing variant is no faster.
@@ -31,8 +35,10 @@ from .attention import LN2, NEG_INF, q_scale, set_max_dynamic_shared
 from .matmul import _unrolled, compile_source
 
 
-def make_flash_v7(D=64, BQ=256, BKV=64, TX=8, TY=32, CAUSAL=False, UNROLL=4, PAIRS=False):
-    """Version 6 (see ``make_flash_v6``) with heaviest-first block order, optional pairing, and any N."""
+def make_flash_v7(D=64, BQ=256, BKV=64, TX=8, TY=32, CAUSAL=False, UNROLL=4, PAIRS=False, OFFSET=0):
+    """Version 6 (see ``make_flash_v6``) with heaviest-first block order, optional pairing, and any N;
+    ``OFFSET`` (0 or -1, causal only) the diagonal of the causal mask: key j counts for query i when
+    j <= i + OFFSET."""
     NT = TX * TY
     RM, CS, CO = BQ // TY, BKV // TX, D // TX
     QSTR, KSTR = BQ + 4, BKV + 4
@@ -47,6 +53,8 @@ def make_flash_v7(D=64, BQ=256, BKV=64, TX=8, TY=32, CAUSAL=False, UNROLL=4, PAI
     assert TX & (TX - 1) == 0 and TX <= 32 and NT % 32 == 0 and BKV % G == 0 and D % 8 == 0
     assert (BQ * D) % NT == 0 and (BKV * D) % NT == 0 and D % UNROLL == 0 and BKV % UNROLL == 0
     PAIRS = PAIRS and CAUSAL
+    assert OFFSET in (0, -1) and (CAUSAL or OFFSET == 0)
+    EMPTY_ROWS = OFFSET < 0  # a query row may see no key: guard its max, sum and logsumexp
     align = "" if config.ENABLE_CUDASIM else ", alignment=16"
     RI, JS, JO = range(RM), range(CS), range(CO)
     rows = [(i // 4) * 4 * TY + i % 4 for i in RI]  # + 4*ty
@@ -65,21 +73,21 @@ def make_flash_v7(D=64, BQ=256, BKV=64, TX=8, TY=32, CAUSAL=False, UNROLL=4, PAI
         return names[0]
 
     def generate(even):
-        """Kernel source; ``even`` (N a multiple of BQ and BKV) leaves out every bounds check."""
+        """Kernel source; ``even`` (N a multiple of BQ, NK of BKV) leaves out every bounds check."""
 
         def fetch(row0):
             """Global loads of one K/V tile into registers: one base index plus constants (when not even,
-            a tile that runs past N takes a second path, with its rows clamped to N - 1)."""
-            out = ["if True:" if even else f"if {row0} + BKV <= N:"]
-            out += [f"    kb = (bh * N + {row0} + g) * D + e", f"    vb = (bh * N + {row0}) * D + tid"]
+            a tile that runs past NK takes a second path, with its rows clamped to NK - 1)."""
+            out = ["if True:" if even else f"if {row0} + BKV <= NK:"]
+            out += [f"    kb = (bh * NK + {row0} + g) * D + e", f"    vb = (bh * NK + {row0}) * D + tid"]
             out += [f"    pk{p} = K[U(kb + {kr[p] * D + kc[p]})]" for p in range(LK)]
             out += [f"    pv{p} = V[U(vb + {NT * p})]" for p in range(LK)]
             if even:
                 return [line[4:] for line in out[1:]]
-            out += ["else:  # the last tile of a ragged N"]
-            out += [f"    pk{p} = K[U((bh * N + min({row0} + g + {kr[p]}, N - 1)) * D + e + {kc[p]})]"
+            out += ["else:  # the last tile of a ragged NK"]
+            out += [f"    pk{p} = K[U((bh * NK + min({row0} + g + {kr[p]}, NK - 1)) * D + e + {kc[p]})]"
                     for p in range(LK)]
-            out += [f"    pv{p} = V[U((bh * N + min({row0} + ((tid + {NT * p}) // D), N - 1)) * D"
+            out += [f"    pv{p} = V[U((bh * NK + min({row0} + ((tid + {NT * p}) // D), NK - 1)) * D"
                     f" + (tid + {NT * p}) % D)]" for p in range(LK)]
             return out
 
@@ -101,7 +109,7 @@ def make_flash_v7(D=64, BQ=256, BKV=64, TX=8, TY=32, CAUSAL=False, UNROLL=4, PAI
             "bh = cuda.blockIdx.x  # heads innermost: every head's heaviest block starts in the first wave",
             "N = Q.shape[1]",
             "nqb = (N + BQ - 1) // BQ",
-            "nkt = (N + BKV - 1) // BKV",
+            "nkt = (NK + BKV - 1) // BKV  # NK: rows of K and V (N unless a ring block is cut)",
         ]
         if PAIRS:
             head += ["for half in range(2):  # query blocks nqb-1-y, then y: the same work for every block"]
@@ -125,7 +133,7 @@ def make_flash_v7(D=64, BQ=256, BKV=64, TX=8, TY=32, CAUSAL=False, UNROLL=4, PAI
         b += [f"fs{j // 4} = ({(j // 4) * TX} + lane) & {FM}  # P swizzle of my kv chunk" for j in JS[::4]]
         b += [f"m{i} = NEG_INF" for i in RI] + [f"l{i} = float32(0.0)" for i in RI]
         b += [f"o{i}_{j} = float32(0.0)" for i in RI for j in JO]
-        b += ["ntiles = min((q0 + BQ + BKV - 1) // BKV, nkt)" if CAUSAL else "ntiles = nkt"]
+        b += [f"ntiles = min((q0 + BQ + {OFFSET} + BKV - 1) // BKV, nkt)" if CAUSAL else "ntiles = nkt"]
         b += ["for t in range(ntiles):"]
         t = [
             "kv0 = t * BKV",
@@ -140,27 +148,32 @@ def make_flash_v7(D=64, BQ=256, BKV=64, TX=8, TY=32, CAUSAL=False, UNROLL=4, PAI
             t += [f"    b{j}_{u} = sm[ok + (d0 + {u}) * {KSTR} + tx4 + {scol[j]}]" for j in JS]
         for u in range(UNROLL):
             t += [f"    s{i}_{j} += a{i}_{u} * b{j}_{u}" for i in RI for j in JS]
+        shift = f" - {-OFFSET}" if OFFSET else ""  # the diagonal, moved by OFFSET
         if CAUSAL:  # keys past N lie after every stored query: the causal mask covers them
-            t += ["if kv0 + BKV - 1 > q0:  # tile crosses the diagonal: mask keys after the query"]
+            t += [f"if kv0 + BKV - 1 > q0{shift}:  # tile crosses the diagonal: mask keys after the query"]
             t += [
-                f"    if kv0 + tx4 + {scol[j]} > q0 + ty4 + {rows[i]}:\n        s{i}_{j} = NEG_INF"
+                f"    if kv0 + tx4 + {scol[j]} > q0 + ty4 + {rows[i]}{shift}:\n        s{i}_{j} = NEG_INF"
                 for i in RI
                 for j in JS
             ]
         elif not even:
-            t += ["if kv0 + BKV > N:  # the last tile of a ragged N: mask keys past N"]
-            t += [f"    if kv0 + tx4 + {scol[j]} >= N:" + "".join(f"\n        s{i}_{j} = NEG_INF" for i in RI)
-                  for j in JS]
+            t += ["if kv0 + BKV > NK:  # the last tile of a ragged NK: mask keys past NK"]
+            t += [f"    if kv0 + tx4 + {scol[j]} >= NK:" + "".join(f"\n        s{i}_{j} = NEG_INF"
+                                                                for i in RI) for j in JS]
         for i in RI:
             t += [f"mn{i} = {mx([f's{i}_{j}' for j in JS])}"]
             t += [f"mn{i} = max(mn{i}, cuda.shfl_xor_sync(FULL, mn{i}, {sh}))" for sh in shifts]
             t += [f"mn{i} = max(mn{i}, m{i})"]
         for i in RI:
-            t += [f"al{i} = math.exp2(m{i} - mn{i})", f"m{i} = mn{i}", f"l{i} *= al{i}"]
+            base = f"mn{i}"
+            if EMPTY_ROWS:  # no key yet: exponents against 0, so that exp2(-inf) = 0 rather than NaN
+                base = f"mz{i}"
+                t += [f"mz{i} = mn{i} if mn{i} > NEG_INF else float32(0.0)"]
+            t += [f"al{i} = math.exp2(m{i} - {base})", f"m{i} = mn{i}", f"l{i} *= al{i}"]
             t += [f"o{i}_{j} *= al{i}" for j in JO]
             for j in JS:
                 chunk = f"(({(i // 4) * TY} + ty) ^ fs{j // 4})"
-                t += [f"s{i}_{j} = math.exp2(s{i}_{j} - mn{i})", f"l{i} += s{i}_{j}"]
+                t += [f"s{i}_{j} = math.exp2(s{i}_{j} - {base})", f"l{i} += s{i}_{j}"]
                 t += [f"sm[{OP} + (tx4 + {scol[j]}) * BQ + {chunk} * 4 + {i % 4}] = s{i}_{j}"]
         t += ["cuda.syncwarp()  # my warp's rows of P are complete (only this warp reads them)"]
         t += ["kvn = min(t + 1, ntiles - 1) * BKV  # next tile (the last one reloads itself)"]
@@ -182,12 +195,17 @@ def make_flash_v7(D=64, BQ=256, BKV=64, TX=8, TY=32, CAUSAL=False, UNROLL=4, PAI
             b += [f"l{i} += cuda.shfl_xor_sync(FULL, l{i}, {sh})" for sh in shifts]
             guard = [] if even else [f"if q0 + ty4 + {rows[i]} < N:"]
             ind = "" if even else "    "
-            b += guard + [ind + f"inv = float32(1.0) / l{i}"]
+            if EMPTY_ROWS:  # a row that saw no key: O = 0, logsumexp = -inf
+                b += guard + [ind + f"inv = float32(1.0) / l{i} if l{i} > float32(0.0) else float32(0.0)"]
+                lse = f"(m{i} + math.log2(l{i})) * LN2 if l{i} > float32(0.0) else NEG_INF"
+            else:
+                b += guard + [ind + f"inv = float32(1.0) / l{i}"]
+                lse = f"(m{i} + math.log2(l{i})) * LN2"
             b += [ind + f"O[bh, q0 + ty4 + {rows[i]}, tx4 + {ocol[j]}] = o{i}_{j} * inv" for j in JO]
             b += [ind + "if lane == 0:"]
-            b += [ind + f"    L[bh, q0 + ty4 + {rows[i]}] = (m{i} + math.log2(l{i})) * LN2"]
+            b += [ind + f"    L[bh, q0 + ty4 + {rows[i]}] = {lse}"]
         body = head + [pad + line for line in "\n".join(b).split("\n")]
-        src = "def flash_v7(Q, K, V, O, L, qscale):  # noqa: E741\n" + _unrolled(body, 4) + "\n"
+        src = "def flash_v7(Q, K, V, O, L, qscale, NK):  # noqa: E741\n" + _unrolled(body, 4) + "\n"
         src = re.sub(r"sm\[([^\]]*)\]", r"sm[U(\1)]", src)  # unsigned shared indices, as in version 4
         return src
 
@@ -201,12 +219,14 @@ def make_flash_v7(D=64, BQ=256, BKV=64, TX=8, TY=32, CAUSAL=False, UNROLL=4, PAI
         return (BH, (nqb + 1) // 2 if PAIRS else nqb)
 
     def launch(Q, K, V, O, L, wrap=None):  # noqa: E741
-        """Run the kernel for this N; ``wrap`` (e.g. ``gpusim.jit``) replaces it first. Returns the launched
-        kernel."""
+        """Run the kernel for Q of (BH, N, D) and K, V of (BH, NK, D); ``wrap`` (e.g. ``gpusim.jit``)
+        replaces it first. Returns the launched kernel."""
         BH, N, _ = Q.shape
-        assert Q.shape[2] == D
-        args = (Q, K.reshape(BH * N * D), V.reshape(BH * N * D), O, L, q_scale(D))  # K, V flat
-        even = N % BQ == 0 and N % BKV == 0
+        NK = K.shape[1]
+        assert Q.shape[2] == D and K.shape == V.shape == (BH, NK, D)
+        assert NK == N or not CAUSAL, "causal attention takes as many keys as queries"
+        args = (Q, K.reshape(BH * NK * D), V.reshape(BH * NK * D), O, L, q_scale(D), NK)  # K, V flat
+        even = N % BQ == 0 and NK % BKV == 0
         kernel = kernels[even]
         if even not in ready and not wrap:
             set_max_dynamic_shared(kernel, args, nbytes)

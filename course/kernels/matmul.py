@@ -511,9 +511,10 @@ def make_double_buffered_matmul(TILE):
 
     Each thread reads its elements of tile t + 1 from global memory into registers *before* its multiply-adds
     and stores them into shared memory *after*: a warp does not wait for a global load until it uses the
-    value, so the load's latency hides behind the arithmetic. That is as far as Numba goes: the copy still
-    passes through the thread's registers. CUDA's asynchronous copies (cp.async, and Hopper's TMA) move tiles
-    from global to shared memory without them, and signal their arrival on a barrier object.
+    value, so the load's latency hides behind the arithmetic. The copy still passes through the thread's
+    registers; CUDA's asynchronous copies move tiles from global to shared memory without them (cp.async,
+    which Numba reaches by linking it: course/kernels/tensorcore.py; and Hopper's TMA, which signals each
+    tile's arrival on a barrier object).
     """
 
     @cuda.jit

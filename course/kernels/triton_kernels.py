@@ -52,6 +52,48 @@ def matmul(a, b, c, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, num_warps=8, num_stage
 
 
 @triton.jit
+def matmul_bf16_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """matmul_kernel for bfloat16 A and B and a float32 C, sizes multiples of the blocks (no masks): tl.dot
+    of two bf16 tiles runs on the tensor cores (wgmma on Hopper, mma.sync before), accumulating in fp32."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + rows[:, None] * stride_am + (k0 + ks)[None, :])
+        b = tl.load(b_ptr + (k0 + ks)[:, None] * stride_bk + cols[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :], acc)
+
+
+# Tile shapes for the bf16 matmul; num_warps and num_stages are the user's (or, here, the autotuner's)
+# choice, not Triton's: the compiler lays the tiles out over those warps and builds a pipeline that deep.
+MATMUL_BF16_CONFIGS = [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, num_warps=w, num_stages=s)
+                       for m, n, k, w, s in ((128, 128, 64, 4, 3), (128, 128, 64, 8, 4), (128, 256, 64, 8, 3),
+                                             (256, 128, 64, 8, 3), (128, 128, 32, 4, 4))]
+matmul_bf16_tuned = triton.autotune(MATMUL_BF16_CONFIGS, key=["M", "N", "K"])(matmul_bf16_kernel)
+
+
+def matmul_bf16(a, b, c, tiles="autotune"):
+    """c (float32) = a @ b for row-major bfloat16 a and b, sizes multiples of the tiles. tiles =
+    (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages), or "autotune" (GPU only: every configuration of
+    MATMUL_BF16_CONFIGS is timed on the first call for each size, the fastest kept)."""
+    M, K = a.shape
+    N = b.shape[1]
+    args = (a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0))
+    if tiles == "autotune":
+        def grid(cfg):
+            return triton.cdiv(M, cfg["BLOCK_M"]), triton.cdiv(N, cfg["BLOCK_N"])
+        return matmul_bf16_tuned[grid](*args)
+    block_m, block_n, block_k, num_warps, num_stages = tiles
+    assert M % block_m == 0 and N % block_n == 0 and K % block_k == 0, "sizes must be multiples of the tiles"
+    return matmul_bf16_kernel[(M // block_m, N // block_n)](*args, BLOCK_M=block_m, BLOCK_N=block_n,
+                                                            BLOCK_K=block_k, num_warps=num_warps,
+                                                            num_stages=num_stages)
+
+
+@triton.jit
 def softmax_kernel(x_ptr, out_ptr, n_cols, x_stride, out_stride, BLOCK: tl.constexpr):
     """One program per row: the whole row is one tile of BLOCK >= n_cols lanes; the padding lanes load -inf,
     so they change neither the maximum nor (exp(-inf) = 0) the sum."""

@@ -51,7 +51,8 @@ def feed(X, cycle, rows):
 
 
 def pass_cycles(m_count, rows, cols):
-    """Cycles of one pass of m_count vectors: fill (rows + cols - 2), then one vector per cycle."""
+    """Cycles of one pass of m_count vectors: one per vector, plus the latency of the last one's sum
+    through the array (rows + cols - 2), paid once per pass."""
     return m_count + rows + cols - 2
 
 
@@ -65,9 +66,19 @@ def cycle_count(m_count, k_count, n_count, rows, cols):
     return passes(k_count, n_count, rows, cols) * pass_cycles(m_count, rows, cols)
 
 
-def utilisation(m_count, k_count, n_count, rows, cols):
-    """Useful multiply-adds (M·K·N) over the PE-cycles the product occupies the array."""
-    return m_count * k_count * n_count / (rows * cols * cycle_count(m_count, k_count, n_count, rows, cols))
+def cycle_count_overlapped(m_count, k_count, n_count, rows, cols):
+    """Cycles with the passes streamed back to back, as a real array runs them: each PE holds two weights,
+    the next tile's is shifted in (one row per cycle: `rows` cycles) while the current pass runs, and each PE
+    switches to it as the last vector goes by. A pass then lasts max(M, rows) cycles (it cannot be shorter
+    than its tile's shift), and the latency rows + cols - 2 is paid once for the whole product."""
+    return passes(k_count, n_count, rows, cols) * max(m_count, rows) + rows + cols - 2
+
+
+def utilisation(m_count, k_count, n_count, rows, cols, overlapped=False):
+    """Useful multiply-adds (M·K·N) over the PE-cycles the product occupies the array (passes one after
+    another, or streamed back to back)."""
+    count = cycle_count_overlapped if overlapped else cycle_count
+    return m_count * k_count * n_count / (rows * cols * count(m_count, k_count, n_count, rows, cols))
 
 
 def busy(cycle, m_count, k_count, n_count, rows, cols):

@@ -233,9 +233,17 @@ CYCLE_SIZES = ((1, 1, 1, 1, 1), (1, 4, 4, 4, 4), (6, 4, 4, 4, 4), (5, 3, 2, 4, 4
                (8, 4096, 4096, 256, 256), (4096, 64, 4096, 256, 256), (300, 513, 100, 128, 256),
                (7, 256, 257, 256, 128))
 CYCLE_HIDDEN = ((3, 1, 1, 1, 1), (2048, 300, 17, 64, 32), (1, 1000, 1000, 1, 1000), (100, 129, 511, 128, 256))
-CYCLE_HINT = ("a pass streams all M vectors through the array and lasts M + rows + cols - 2 cycles (fill "
-              "rows + cols - 2, then one vector per cycle); the product needs cdiv(K, rows) · cdiv(N, cols) "
-              "passes, one after another.")
+CYCLE_NUDGE = ("count one pass first: vector m enters row i in cycle m + i, and the pass ends when the last "
+               "vector's sum leaves the bottom of the last column; then count how many weight tiles (passes) "
+               "the product needs. The lesson's cell that clocks the model prints both for several shapes.")
+CYCLE_DERIVATION = (
+    "One pass: vector m enters row i in cycle m + i and meets column j's partial sum at PE (i, j) in cycle "
+    "m + i + j; the last vector (m = M - 1) leaves the bottom row R - 1 of the last column C - 1 at the end "
+    "of cycle M - 1 + R - 1 + C - 1, so a pass lasts M + R + C - 2 cycles (cycles count from 0). The weight "
+    "matrix W (K x N) is cut into tiles of R x C, a partial tile at the edges included: cdiv(K, R) · "
+    "cdiv(N, C) passes, each streaming all M vectors, one after another in this model. So systolic_cycles = "
+    "cdiv(K, R) · cdiv(N, C) · (M + R + C - 2), with cdiv(a, b) = (a + b - 1) // b.")
+HINT_LEVELS = "tasks.hint(\"{task}\", 2) shows the whole derivation."
 
 
 def _cycle_reference(case: Case, args: dict) -> dict:
@@ -251,7 +259,7 @@ SYSTOLIC_CYCLES = Task(
     reference=_cycle_reference,
     configure=lambda case: None,
     exact=True,
-    hint=CYCLE_HINT,
+    hint=CYCLE_NUDGE + " (" + HINT_LEVELS.format(task="systolic_cycles") + ")",
     hidden_sizes=tuple(dict(zip(("m", "k", "n", "rows", "cols"), s, strict=True)) for s in CYCLE_HIDDEN),
 )
 
@@ -280,13 +288,28 @@ def _cycle_diagnosis(p: dict, got: float) -> str:
 
 
 def _cycle_slip(function, task: Task) -> str:
-    """For the first case the learner's function gets wrong: which usual slip gives its number (or "")."""
+    """A targeted diagnosis of the learner's count: which usual slip gives its number, or whether it goes
+    wrong already in one pass or only when the product needs several (or "")."""
+    wrong = []
     for case in task.cases:
         p = case.params
         got, message = _call(function, task.name, *p.values())
         if message is None and got != systolic.cycle_count(*p.values()):
-            return _cycle_diagnosis(p, got)
-    return ""
+            slip = _cycle_diagnosis(p, got)
+            if slip:
+                return slip
+            wrong.append(p)
+    if not wrong:
+        return ""
+    one_pass = [p for p in wrong if systolic.passes(p["k"], p["n"], p["rows"], p["cols"]) == 1]
+    p = (one_pass or wrong)[0]
+    shape = f"M = {p['m']}, K = {p['k']}, N = {p['n']} on {p['rows']} x {p['cols']}"
+    if one_pass:
+        return (f"\nYour count is wrong already where the product fits the array in one pass ({shape}): when "
+                f"does the sum of the last vector leave the array?")
+    count = systolic.passes(p["k"], p["n"], p["rows"], p["cols"])
+    return (f"\nYour count is right wherever the product fits the array in one pass, and wrong for {shape}, "
+            f"which needs {count} passes: how many weight tiles does W cut into, and what does each cost?")
 
 
 def _as_vector(value):
@@ -472,3 +495,13 @@ def check_ring_row_max(kernel, seeds=None) -> None:
 
 
 TASKS = (SYSTOLIC, SYSTOLIC_CYCLES, DOUBLE_BUFFERED, RING_ROW_MAX)
+HINTS = {"systolic_cycles": (CYCLE_NUDGE, CYCLE_DERIVATION)}
+
+
+def hint(task: str, level: int = 1) -> None:
+    """Print exercise `task`'s hint: level 1 says where to look (the check's message gives it too, with a
+    diagnosis of your answer), level 2 gives the whole derivation."""
+    if task not in HINTS or level not in (1, 2):
+        raise CheckFailed(f"hint(task, level): task one of {', '.join(map(repr, HINTS))}, level 1 (where to "
+                          f"look) or 2 (the derivation); not {task!r}, {level!r}.")
+    print(HINTS[task][level - 1])

@@ -20,7 +20,9 @@ from .common import Case, CheckFailed, Output, Task, check_function, make_cases
 
 VECTOR_BLOCKS = (64, 128)  # BLOCK values the check launches scaled_add_kernel with
 SENTINEL = -1.0  # written into softmax outputs before the launch: a softmax is never negative
-VECTOR_SENTINEL = 3.0e38  # written into scaled_add outputs: far outside any result
+# Written into scaled_add's output before the launch; |alpha * x + y| <= 40 in every case, and the value is
+# exact in float32, so that an element still holding it is reported as never written, by that name.
+VECTOR_SENTINEL = 12345.0
 TRITON_MISSING = ("Triton is not installed here, so this exercise cannot run. It has wheels for Linux on "
                   "x86-64 (`make lab` installs it there); on other systems read the solution, or run the "
                   "notebook on a Linux machine.")
@@ -370,6 +372,18 @@ def _state(returned, rows: int, d: int):
     return m, total, acc
 
 
+RING_NUDGE = ("fold the block into the state you are given, as the online softmax of Part 6 folds a tile: "
+              "what changes when the block's scores raise a row's maximum, and what a row keeps when the "
+              "block holds no key it may see.")
+RING_DERIVATION = (
+    "s = q @ k.T / sqrt(d), with s = -inf where k_pos > q_pos when causal. m_new = max(m, max of s per row); "
+    "alpha = exp(m - m_new) rescales what was accumulated under the old maximum; p = exp(s - m_new); "
+    "l = alpha * l + p.sum(1); acc = alpha * acc + p @ v. A row that has seen no key yet has m = -inf: where "
+    "m_new is -inf use 0 in the exponents (exp(-inf - (-inf)) is NaN). The blocks come in any order: the "
+    "largest score may arrive last. ring_step must use only its arguments: the check runs several devices' "
+    "steps interleaved, and sometimes starts a device from a state that already holds earlier keys.")
+HINT_LEVELS = "tasks.hint(\"{task}\", 2) shows the whole derivation."
+
 RING_SIZES = [(8, 2, 4, 0, 0), (8, 2, 4, 1, 0), (12, 3, 8, 1, 0), (12, 3, 8, 1, 1), (13, 4, 8, 1, 1),
               (10, 4, 4, 0, 1), (17, 3, 16, 1, 0), (5, 5, 4, 1, 1), (1, 1, 4, 1, 0), (30, 4, 8, 1, 1)]
 RING_STEP = Task(
@@ -383,12 +397,7 @@ RING_STEP = Task(
     atol=1e-5,
     summary="O and logsumexp equal float64 attention for random block orders, scores up to thousands, "
             "causal and not",
-    hint="s = q @ k.T / sqrt(d), with s = -inf where k_pos > q_pos when causal. m_new = max(m, max of s per "
-         "row); alpha = exp(m - m_new); p = exp(s - m_new); l = alpha*l + p.sum(1); acc = alpha*acc + p @ v. "
-         "A row that has seen no key yet has m = -inf: where m_new is -inf use 0 in the exponents "
-         "(exp(-inf - (-inf)) is NaN). The blocks come in any order: the largest score may arrive last. "
-         "ring_step must use only its arguments: the check runs several devices' steps interleaved, and "
-         "sometimes starts a device from a state that already holds earlier keys.",
+    hint=RING_NUDGE + " (" + HINT_LEVELS.format(task="ring_step") + ")",
     hidden_sizes=({"n": 40, "p": 5, "d": 8, "causal": 1, "striped": 0},
                   {"n": 21, "p": 2, "d": 4, "causal": 1, "striped": 1}),
 )
@@ -398,7 +407,73 @@ def check_ring_step(function, seeds=None) -> None:
     """Check cell: ring_step(m, l, acc, q, k, v, q_pos, k_pos, causal) -> (m, l, acc), folded over every
     device's K/V blocks in random orders and compared with float64 attention."""
     task = RING_STEP.with_seeds(seeds) if seeds else RING_STEP
-    check_function(task, function, _run_ring)
+    try:
+        check_function(task, function, _run_ring)
+    except CheckFailed as failure:
+        raise CheckFailed(str(failure) + _ring_diagnosis(function)) from None
+
+
+def _ring_probes():
+    """(what it tests, blocks (k, v, k_pos), starting state, causal) of small folds, simplest first, and the
+    queries and their positions (2, 4, 6)."""
+    rng = np.random.default_rng(3)
+    q, k1, k2, v1, v2, acc = (rng.uniform(-1.0, 1.0, (3, 4)) for _ in range(6))
+    loud = 2000 * q  # key j scores 1000 |q_j|^2 with query j: exp overflows float64 without a shift
+    empty = (np.full(3, -np.inf), np.zeros(3), np.zeros((3, 4)))
+    holding = (np.array([0.5, -1.0, 2.0]), np.array([1.5, 2.0, 1.0]), acc)
+    q_pos, late = np.array([2, 4, 6]), np.array([7, 9, 11])
+    probes = [
+        ("one block folded into the empty state", [(k1, v1, late)], empty, False),
+        ("one block of scores in the thousands", [(loud, v1, late)], empty, False),
+        ("a second block whose scores raise the maximum", [(k1, v1, late), (loud, v2, late)], empty, False),
+        ("a second block whose scores are all far lower", [(loud, v1, late), (k2, v2, late)], empty, False),
+        ("a causal block holding the queries' own positions (a query sees its own key)",
+         [(k1, v1, q_pos.copy())], empty, True),
+        ("a causal block at positions 1, 2, 3 (the mask compares positions, not the rows' indices)",
+         [(k1, v1, np.array([1, 2, 3]))], empty, True),
+        ("a causal block wholly in the future of every query, then one they may see",
+         [(k2, v2, late), (k1, v1, np.array([1, 2, 3]))], empty, True),
+        ("a block folded into a state that already holds other keys", [(k1, v1, late)], holding, False),
+    ]
+    return probes, q, q_pos
+
+
+def _output_and_lse(state):
+    m, total, acc = state
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return acc / total[:, None], m + np.log(total)
+
+
+def _ring_diagnosis(function) -> str:
+    """The first of a few small folds (one block, a larger or smaller maximum, the causal mask, a state
+    holding earlier keys) where the learner's ring_step differs from the online softmax, as a sentence."""
+    probes, q, q_pos = _ring_probes()
+    for what, blocks, start, causal in probes:
+        expected, got = start, start
+        try:
+            for k, v, k_pos in blocks:
+                expected = _fold(expected, q, k, v, q_pos, k_pos, causal)
+                got = _state(function(*(np.copy(x) for x in got), q.copy(), k.copy(), v.copy(), q_pos.copy(),
+                                      k_pos.copy(), causal), len(q), q.shape[1])
+        except Exception:  # noqa: BLE001 (the check's own message already names the exception)
+            return ""
+        pairs = zip(_output_and_lse(expected), _output_and_lse(got), strict=True)
+        if not all(np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True) for a, b in pairs):
+            return f"\nDiagnosis: your ring_step is first wrong for {what} (3 queries, d = 4)."
+    return ""
+
+
+def _fold(state, q, k, v, q_pos, k_pos, causal):
+    """The online softmax's fold of one block into (m, l, acc), float64 (the probes' reference)."""
+    m, total, acc = state
+    s = q @ k.T / math.sqrt(q.shape[1])
+    if causal:
+        s = np.where(k_pos[None, :] <= q_pos[:, None], s, -np.inf)
+    m_new = np.maximum(m, s.max(axis=1))
+    shift = np.where(np.isinf(m_new), 0.0, m_new)
+    alpha = np.exp(m - shift)
+    e = np.exp(s - shift[:, None])
+    return m_new, alpha * total + e.sum(axis=1), alpha[:, None] * acc + e @ v
 
 
 # ---------------------------------------------------------------------------------------------- stripes
@@ -479,8 +554,18 @@ def _balance(case: Case, function) -> str | None:
                 f"{limit}. "
                 f"Work per step (rows: steps, columns: devices):\n{work}\nHint: contiguous blocks leave a "
                 f"device idle whenever its K/V block lies in the future of its queries; interleave the "
-                f"positions (stripes) so every device holds early and late positions alike.")
+                f"positions (stripes) so every device holds early and late positions alike."
+                + _zigzag_note(n, p))
     return None
+
+
+def _zigzag_note(n: int, p: int) -> str:
+    """Why a zig-zag layout (two chunks per device) may miss the budget: the task asks for stripes."""
+    if n % (2 * p) == 0:
+        return ""
+    return (f" (The task asks for stripes, which meet this budget for every n and p. Zig-zag chunks, one "
+            f"early and one late per device, meet it only when 2p divides n: at n = {n}, p = {p} the {2 * p} "
+            f"chunks cannot all have the same length, and the per-step work follows their lengths.)")
 
 
 def check_stripes(function, seeds=None) -> None:
@@ -490,6 +575,18 @@ def check_stripes(function, seeds=None) -> None:
 
 
 TASKS = (SCALED_ADD, TRITON_SOFTMAX, RING_STEP, STRIPES)
+HINTS = {"ring_step": (RING_NUDGE, RING_DERIVATION)}
+
+
+def hint(task: str, level: int = 1) -> None:
+    """Print exercise `task`'s hint: level 1 says where to look (the check's message gives it too, with a
+    diagnosis of your answer), level 2 gives the whole derivation."""
+    if task not in HINTS or level not in (1, 2):
+        raise CheckFailed(f"hint(task, level): task one of {', '.join(map(repr, HINTS))}, level 1 (where to "
+                          f"look) or 2 (the derivation); not {task!r}, {level!r}.")
+    print(HINTS[task][level - 1])
+
+
 __all__ = ["SENTINEL", "VECTOR_BLOCKS", "CheckFailed", "causal_work", "check_ring_step", "check_scaled_add",
-           "check_softmax_kernel", "check_stripes", "ring_positions", "softmax_inputs", "try_scaled_add",
-           "try_softmax_kernel"]
+           "check_softmax_kernel", "check_stripes", "hint", "ring_positions", "softmax_inputs",
+           "try_scaled_add", "try_softmax_kernel"]

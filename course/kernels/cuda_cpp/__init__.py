@@ -2,7 +2,8 @@
 
 ``load()`` builds them with ``torch.utils.cpp_extension.load_inline`` (nvcc and ninja, on a machine with a
 GPU) and returns the extension module: ``matmul_tiled_launch(A, B, C, tile)``,
-``softmax_rows_launch(x, out)``, ``flash_smem_launch(Q, K, V, O, L, causal)``.
+``softmax_rows_launch(x, out)``, ``flash_smem_launch(Q, K, V, O, L, causal)``; ``load_tensorcore()`` does the
+same for ``tensorcore.cu`` (the bf16 tensor-core matmul, ``mma_bf16_launch(A, B, C)``).
 ``ptx_with_nvrtc()`` compiles ``kernels.cu`` alone to PTX with NVIDIA's NVRTC library, which needs no GPU
 (the ``nvidia-cuda-nvrtc`` wheel): the same front end and optimiser as nvcc, so the same PTX up to version
 details.
@@ -40,6 +41,21 @@ def load(verbose: bool = False, build_directory: str | None = None):
     module = load_inline(name="course_cuda_kernels", cpp_sources=DECLARATIONS,
                          cuda_sources=kernels_source() + "\n" + bindings_source(), functions=FUNCTIONS,
                          extra_cuda_cflags=NVCC_FLAGS, verbose=verbose, build_directory=build_directory)
+    return module, time.perf_counter() - start
+
+
+def load_tensorcore(verbose: bool = False, build_directory: str | None = None):
+    """Compile tensorcore.cu + tensorcore_bindings.cu with nvcc through load_inline; returns (module,
+    seconds)."""
+    from torch.utils.cpp_extension import load_inline
+
+    start = time.perf_counter()
+    declaration = "void mma_bf16_launch(torch::Tensor A, torch::Tensor B, torch::Tensor C);"
+    module = load_inline(name="course_cuda_tensorcore", cpp_sources=declaration,
+                         cuda_sources=(HERE / "tensorcore.cu").read_text() + "\n"
+                         + (HERE / "tensorcore_bindings.cu").read_text(),
+                         functions=["mma_bf16_launch"], extra_cuda_cflags=NVCC_FLAGS, verbose=verbose,
+                         build_directory=build_directory)
     return module, time.perf_counter() - start
 
 

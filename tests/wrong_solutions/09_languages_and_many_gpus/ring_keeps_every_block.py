@@ -4,7 +4,7 @@ process."""
 
 FAMILY = "method"
 REPLACES = "ring_step_solution"
-FAILS = {'check_ring_step': 'use only its arguments'}
+FAILS = {'check_ring_step': 'a state that already holds other keys'}
 SOURCE = '''
 SEEN = []
 

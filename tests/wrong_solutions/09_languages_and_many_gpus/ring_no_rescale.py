@@ -2,7 +2,7 @@
 
 FAMILY = "inputs"
 REPLACES = "ring_step_solution"
-FAILS = {'check_ring_step': 'are wrong'}
+FAILS = {'check_ring_step': 'first wrong for a second block whose scores raise the maximum'}
 SOURCE = '''
 def ring_step(m, l, acc, q, k, v, q_pos, k_pos, causal):
     s = q.astype(np.float64) @ k.T.astype(np.float64) / np.sqrt(q.shape[1])
