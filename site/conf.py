@@ -45,6 +45,8 @@ nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json
 html_theme = "sphinx_book_theme"
 html_title = "GPU programming from first principles"
 html_static_path = ["_static"]
+html_favicon = "_static/favicon.svg"  # chromium would otherwise ask for /favicon.ico and log a 404
+html_context = {"default_mode": "light"}  # pydata-sphinx-theme logs an error on an empty mode
 html_css_files = ["course.css"]
 html_theme_options = {
     "use_download_button": True,  # each notebook page offers its .ipynb: see "Notebooks on their own"

@@ -7,6 +7,7 @@ __all__ = ["assets", "cache", "notes"]
 
 
 def setup(app):
+    cache.setup(app)
     notes.setup(app)
     assets.setup(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -33,3 +33,16 @@ def cache_path(base: Path, root: Path) -> Path:
             if old != path:
                 shutil.rmtree(old, ignore_errors=True)
     return path
+
+
+def outdated_lessons(app, env, added, changed, removed):
+    """Every lesson, when the course code changed since the last build (Sphinx alone would keep their pages)."""
+    digest = Path(app.config.nb_execution_cache_path).name
+    if getattr(env, "course_code_digest", None) == digest:
+        return []
+    env.course_code_digest = digest
+    return sorted(name for name in env.found_docs if name.startswith("notebooks/"))
+
+
+def setup(app):
+    app.connect("env-get-outdated", outdated_lessons)
