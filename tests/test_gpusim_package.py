@@ -76,8 +76,9 @@ def alone(work: Path, **extra) -> dict:
     return {"PATH": os.environ["PATH"], "HOME": str(work), **extra}
 
 
-def run(command, **kwargs) -> subprocess.CompletedProcess:
-    kwargs.setdefault("env", alone(Path(kwargs.get("cwd", ROOT))))
+def run(command, work: Path, **kwargs) -> subprocess.CompletedProcess:
+    """Run a command in `work` (its home folder too, so nothing is written into the checkout)."""
+    kwargs.setdefault("env", alone(work))
     result = subprocess.run([str(part) for part in command], capture_output=True, text=True, **kwargs)
     assert result.returncode == 0, f"{command}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return result
@@ -88,8 +89,8 @@ def built(tmp_path_factory):
     """gpusim's wheel and sdist, built from a copy of gpusim/ (so the checkout gets no build folders)."""
     work = tmp_path_factory.mktemp("gpusim-package")
     shutil.copytree(SOURCE, work / "gpusim", ignore=LEFT_OUT)
-    run([sys.executable, "-m", "build", "--no-isolation", work / "gpusim", "--outdir", work / "dist"],
-        timeout=300, env={**os.environ, "PYTHONPATH": ""})
+    run([sys.executable, "-m", "build", "--no-isolation", work / "gpusim", "--outdir", work / "dist"], work,
+        timeout=300, env={**os.environ, "PYTHONPATH": "", "HOME": str(work)})
     wheel, = (work / "dist").glob(f"gpusim-{gpusim.__version__}-py3-none-any.whl")
     sdist, = (work / "dist").glob(f"gpusim-{gpusim.__version__}.tar.gz")
     return work, wheel, sdist
@@ -99,10 +100,10 @@ def built(tmp_path_factory):
 def venv(built):
     """An empty virtualenv outside the checkout, with the wheel, its dependencies and pytest installed."""
     work, wheel, _ = built
-    run([sys.executable, "-m", "venv", work / "venv"], timeout=120)
+    run([sys.executable, "-m", "venv", work / "venv"], work, timeout=120)
     python = work / "venv" / "bin" / "python"
-    run([python, "-m", "pip", "install", "-q", "-c", ROOT / "requirements.txt", wheel, pinned("pytest")],
-        timeout=900)
+    constraints = ROOT / "requirements.txt"
+    run([python, "-m", "pip", "install", "-q", "-c", constraints, wheel, pinned("pytest")], work, timeout=900)
     return python
 
 
@@ -134,7 +135,7 @@ def test_the_sdist_holds_every_source_file_and_the_wheel_every_module(built):
 def test_the_installed_wheel_runs_its_readme_outside_the_checkout(built, venv):
     work = built[0]
     (work / "readme.py").write_text(README_RUNNER)
-    result = json.loads(run([venv, work / "readme.py"], cwd=work, timeout=300).stdout.splitlines()[-1])
+    result = json.loads(run([venv, work / "readme.py"], work, cwd=work, timeout=300).stdout.splitlines()[-1])
     python_blocks = len(re.findall(r"^```python$", (SOURCE / "README.md").read_text(), re.M))
     assert result["blocks"] == python_blocks and result["ran"] == python_blocks - 1, result
     assert result["tests"] == ["test_a_forgotten_barrier_is_a_race"] and result["report"] == "Report"
@@ -144,7 +145,7 @@ def test_the_installed_wheel_runs_its_readme_outside_the_checkout(built, venv):
 @pytest.mark.timeout(1200)
 def test_the_installed_wheel_runs_its_examples_with_pytest_pyargs(built, venv):
     result = run([venv, "-m", "pytest", "--pyargs", "gpusim.examples", "-q", "-p", "no:cacheprovider"],
-                 cwd=built[0], timeout=300)
+                 built[0], cwd=built[0], timeout=300)
     examples = (SOURCE / "examples" / "test_example_kernels.py").read_text()
     summary = result.stdout.strip().splitlines()[-1]
     passed = re.match(r"(\d+) passed", summary)
