@@ -86,10 +86,12 @@ def run(command, work: Path, **kwargs) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """gpusim's wheel and sdist, built from a copy of gpusim/ (so the checkout gets no build folders)."""
+    """gpusim's wheel and sdist, built from a copy of gpusim/ (so the checkout gets no build folders); the
+    commands that use the wheel run in work/, where no copy of gpusim's source is."""
     work = tmp_path_factory.mktemp("gpusim-package")
-    shutil.copytree(SOURCE, work / "gpusim", ignore=LEFT_OUT)
-    run([sys.executable, "-m", "build", "--no-isolation", work / "gpusim", "--outdir", work / "dist"], work,
+    source = work / "src" / "gpusim"
+    shutil.copytree(SOURCE, source, ignore=LEFT_OUT)
+    run([sys.executable, "-m", "build", "--no-isolation", source, "--outdir", work / "dist"], work,
         timeout=300, env={**os.environ, "PYTHONPATH": "", "HOME": str(work)})
     wheel, = (work / "dist").glob(f"gpusim-{gpusim.__version__}-py3-none-any.whl")
     sdist, = (work / "dist").glob(f"gpusim-{gpusim.__version__}.tar.gz")
@@ -98,12 +100,13 @@ def built(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def venv(built):
-    """An empty virtualenv outside the checkout, with the wheel, its dependencies and pytest installed."""
+    """An empty virtualenv outside the checkout, with the wheel, its dependencies and pytest installed (by
+    this Python's pip, pointed at it: the virtualenv itself gets no pip)."""
     work, wheel, _ = built
-    run([sys.executable, "-m", "venv", work / "venv"], work, timeout=120)
+    run([sys.executable, "-m", "venv", "--without-pip", work / "venv"], work, timeout=300)
     python = work / "venv" / "bin" / "python"
-    constraints = ROOT / "requirements.txt"
-    run([python, "-m", "pip", "install", "-q", "-c", constraints, wheel, pinned("pytest")], work, timeout=900)
+    pip = [sys.executable, "-m", "pip", "--python", python]
+    run(pip + ["install", "-q", "-c", ROOT / "requirements.txt", wheel, pinned("pytest")], work, timeout=900)
     return python
 
 
@@ -128,7 +131,7 @@ def test_the_sdist_holds_every_source_file_and_the_wheel_every_module(built):
     for requirement in ("numpy<2.5,>=2.0", "greenlet", "numba-cuda", 'extra == "viz"', 'extra == "compile"',
                         'extra == "mlir"'):
         assert requirement in metadata
-    assert "gpusim = gpusim.pytest_plugin" in entry_points
+    assert "gpusim.pytest_plugin = gpusim.pytest_plugin" in entry_points
 
 
 @pytest.mark.timeout(1200)

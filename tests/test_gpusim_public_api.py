@@ -14,7 +14,7 @@ PUBLIC_MODULES = {"viz", "report", "pytest_plugin", "examples"}  # documented in
 PRIVATE_MODULES = {path.stem for path in (ROOT / "gpusim").glob("*.py")} - PUBLIC_MODULES - {"__init__"}
 COURSE_CODE = ["utils.py", "course/**/*.py", "bench/**/*.py", "tools/**/*.py"]
 NOTEBOOKS = ["notebooks/*.ipynb", "solutions/*.ipynb"]
-GPUSIM_OWN = {"bench/sim_profile.py"}  # splits gpusim's time into its internal parts: gpusim's, not the course's
+GPUSIM_OWN = {"bench/sim_profile.py"}  # splits gpusim's time into its inner parts: gpusim's, not the course's
 
 
 def reaches(source: str, where: str) -> list[str]:
@@ -27,7 +27,7 @@ def reaches(source: str, where: str) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = ([f"gpusim.{alias.name}" for alias in node.names] if node.module == "gpusim"
                      else [node.module])
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "gpusim":
+        elif isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "gpusim":
             names = [f"gpusim.{node.attr}"]
         found += [f"{where}:{node.lineno}: {name}" for name in names
                   if re.fullmatch(r"gpusim\.(\w+).*", name) and name.split(".")[1] in PRIVATE_MODULES]
@@ -44,7 +44,8 @@ def code_cells(path):
 
 def test_the_check_finds_each_kind_of_reach():
     source = ("import gpusim.sites\nfrom gpusim.sweep import compare\nfrom gpusim import sites\n"
-              "gpusim.linked.MMA_LAYOUT\nfrom gpusim import jit\ngpusim.viz.thread_map\ngpusim.report.combine\n")
+              "gpusim.linked.MMA_LAYOUT\nfrom gpusim import jit\ngpusim.viz.thread_map\n"
+              "gpusim.report.combine\n")
     assert [line.split(": ")[1] for line in reaches(source, "x")] == [
         "gpusim.sites", "gpusim.sweep", "gpusim.sites", "gpusim.linked"]
 

@@ -1,5 +1,6 @@
 """`pytest --gpusim` (gpusim/pytest_plugin.py): a Numba CUDA test suite, unchanged, runs its launches under
-gpusim: a race fails the test that launched it, results land where the test reads them, counters are listed."""
+gpusim: a race fails the test that launched it, results land where the test reads them, counters are
+listed."""
 
 import pytest
 
@@ -78,7 +79,8 @@ def test_without_the_flag_numba_s_simulator_runs_the_suite_and_misses_the_race(p
 def test_with_the_flag_the_race_fails_its_test_with_gpusim_s_message(pytester):
     result = run(pytester, "--gpusim")
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines(["*WriteConflictError*both wrote total[[]0[]]*", "*FAILED test_kernels.py::test_racy_total*"])
+    result.stdout.fnmatch_lines(["*WriteConflictError*both wrote total[[]0[]]*",
+                                 "*FAILED test_kernels.py::test_racy_total*"])
 
 
 def test_the_summary_lists_each_kernel_s_launches_and_counters(pytester):

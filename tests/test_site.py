@@ -167,6 +167,10 @@ def test_every_page_loads_offline_with_images_math_and_no_errors(server, browser
                 math_pages.append(path)
                 if math["rendered"] < math["formulas"] or math["errors"]:
                     found.append(f"math: {math}")
+            if path.split("/")[0] in ("notebooks", "exercises", "gpusim", "site"):
+                note = page.locator(".course-page-note")
+                if not note.count() or not note.first.inner_text().startswith("Outputs: "):
+                    found.append("no line under the title saying where the outputs come from")
             links |= internal_links(page, server)
             if path in SCREENSHOTS:
                 page.screenshot(path=str(ARTIFACTS / "site" / SCREENSHOTS[path]), full_page=False)

@@ -36,7 +36,7 @@ def cache_path(base: Path, root: Path) -> Path:
 
 
 def outdated_lessons(app, env, added, changed, removed):
-    """Every lesson, when the course code changed since the last build (Sphinx alone would keep their pages)."""
+    """Every lesson, when the course code changed since the last build (Sphinx alone would keep them)."""
     digest = Path(app.config.nb_execution_cache_path).name
     if getattr(env, "course_code_digest", None) == digest:
         return []

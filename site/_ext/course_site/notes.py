@@ -15,7 +15,7 @@ MODE_LINE = re.compile(r"utils: (CPU|GPU) mode: .*?"
                        r"(?:on this CPU \((?P<cpu>[^()]*)\)|run on (?P<gpu>[^\n]*)\.)")
 LAB_URL = "http://localhost:8888/lab/tree/{path}"
 DOCUMENTS = {"gpusim/README": "gpusim/README.md", "gpusim/CHANGELOG": "gpusim/CHANGELOG.md",
-             "site/grading": "README.md (For instructors)"}
+             "site/grading": "README.md (For instructors)", "site/index": "site/index.md"}
 
 
 def _paragraph(*parts) -> nodes.paragraph:
