@@ -14,12 +14,14 @@ GRADE_ARGS ?=
 PYTEST_ARGS ?= -n auto
 MUTATION_ARGS ?= -j 2
 
-.PHONY: lab test lint exercises grade mutation gpusim-venv mlir-venv python-ok venv-ok clean-venv
+SITE_HTML := site/_build/html
+
+.PHONY: lab test lint exercises grade mutation site wheels gpusim-venv mlir-venv python-ok venv-ok clean-venv
 
 lab: $(VENV)/.runtime-installed
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.port_retries=50 $(AS_ROOT) $(LAB_ARGS) $(START_PAGE)
 
-test: $(VENV)/.dev-installed $(GPUSIM_VENV)/.installed $(MLIR_VENV)/.installed
+test: $(VENV)/.dev-installed $(GPUSIM_VENV)/.installed $(MLIR_VENV)/.installed site
 	$(VENV)/bin/ruff check .
 	COURSE_REQUIRE_GPUSIM_VENV=1 $(PY) -m pytest $(PYTEST_ARGS)
 
@@ -40,6 +42,18 @@ mutation: $(VENV)/.runtime-installed
 exercises: $(VENV)/.dev-installed
 	$(PY) tools/make_exercises.py
 
+# The course's website in $(SITE_HTML): every lesson run in CPU mode, exercises as learners get them, gpusim's
+# README and the grading guide (site/conf.py). Lessons run again only where a notebook or the code it imports
+# changed (myst-nb's cache, in site/_build). Nothing is downloaded while it builds; tests/test_site.py reads it.
+site: $(VENV)/.dev-installed
+	$(PY) -m sphinx -b html -j auto -W --keep-going -q -c site . $(SITE_HTML)
+
+# The course's wheel and gpusim's, in dist/: `pip install --find-links dist gpu-course` installs both anywhere.
+wheels: $(VENV)/.dev-installed
+	rm -rf dist
+	$(PY) -m build --no-isolation --wheel --outdir dist gpusim
+	$(PY) -m build --no-isolation --wheel --outdir dist .
+
 python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 		{ echo "Python 3.11 or newer is needed: run 'make PYTHON=python3.12 ...' with one you have."; exit 1; }
@@ -48,10 +62,10 @@ python-ok:
 venv-ok: python-ok
 	@$(PY) -c 'import sys' 2>/dev/null || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 
-$(VENV)/.runtime-installed: requirements.txt pyproject.toml | venv-ok
+$(VENV)/.runtime-installed: requirements.txt pyproject.toml gpusim/pyproject.toml | venv-ok
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
-	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m pip install -q --no-deps -e ./gpusim -e .
 	touch $@
 
 $(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.runtime-installed

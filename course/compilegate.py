@@ -36,8 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpusim import sites
-from gpusim.errors import CompileError
+from gpusim import CompileError, describe_line
 
 from .kernelsource import KernelSourceError, functions_of, rebuild, register_lines, validate
 
@@ -351,7 +350,7 @@ def _raise_for(spec, result) -> None:
     where = ""
     if result["line"] is not None:
         register_lines(spec)
-        where = f", at {sites.describe_line(*result['line'])}"
+        where = f", at {describe_line(*result['line'])}"
         function = _function_at(spec, *result["line"])
         if function is not None and function["id"] != spec["id"]:
             where = f" in device function `{function['name']}`{where}"

@@ -40,8 +40,7 @@ import types
 
 import numpy as np
 
-from gpusim.errors import KernelError
-from gpusim.rebind import python_function
+from gpusim import KernelError, is_cuda_stand_in, python_function
 
 VERSION = 1
 MODULES = {  # name in a spec -> module to import
@@ -53,7 +52,6 @@ MODULES = {  # name in a spec -> module to import
     "numba.types": "numba.core.types",
 }
 _SPEC_NAME_OF_MODULE = {"numba.core.types": "numba.types", **{name: name for name in MODULES}}
-_CUDA_STAND_INS = {("gpusim.fakecuda", "FakeCuda"), ("numba.cuda.simulator.kernelapi", "FakeCUDAModule")}
 
 MAX_ARRAY_BYTES = 16 * 2**20  # one module-level array
 MAX_TOTAL_ARRAY_BYTES = 64 * 2**20
@@ -213,7 +211,7 @@ class _Describer:
                     "a kernel can use the modules math, cmath, numpy, numba and cuda; copy a value it needs "
                     f"from another module into a global variable first (`X = {name}.X`).")
             return {"module": spec_name}
-        if (type(value).__module__, type(value).__name__) in _CUDA_STAND_INS:
+        if is_cuda_stand_in(value):
             return {"module": "numba.cuda"}
         attribute = _module_attribute(value)
         if attribute is not None:

@@ -24,12 +24,18 @@ from .errors import (
     UninitializedReadError,
     WriteConflictError,
 )
+from .fakecuda import is_cuda_stand_in
 from .launch import Kernel, jit
+from .linked import MMA_LAYOUT
+from .rebind import python_function
 from .report import Report
 from .schedule import Schedule, schedules
+from .sites import describe_line, place_name
+from .sweep import compare as schedule_difference
 from .sweep import run_schedules
 
 __all__ = [
+    "MMA_LAYOUT",
     "WARP_SIZE",
     "Access",
     "BarrierError",
@@ -48,7 +54,12 @@ __all__ = [
     "ScheduleError",
     "UninitializedReadError",
     "WriteConflictError",
+    "describe_line",
+    "is_cuda_stand_in",
     "jit",
+    "place_name",
+    "python_function",
     "run_schedules",
+    "schedule_difference",
     "schedules",
 ]

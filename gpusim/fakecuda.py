@@ -248,3 +248,13 @@ class FakeCuda:
 MEMBER_NAMES = frozenset(
     {name for name in dir(FakeCuda) if not name.startswith("_")} - {"member"} | {*INDEX_NAMES, "laneid"}
 )
+
+# The class Numba's own simulator stands in for `cuda` with (module, name); gpusim does not import it.
+NUMBA_SIMULATOR_CUDA = ("numba.cuda.simulator.kernelapi", "FakeCUDAModule")
+
+
+def is_cuda_stand_in(value) -> bool:
+    """Whether `value` stands in for a front end's `cuda` module in a simulated kernel: gpusim's FakeCuda,
+    or Numba's simulator's module (tools that read a kernel's globals treat both as `numba.cuda`)."""
+    kind = (type(value).__module__, type(value).__name__)
+    return isinstance(value, FakeCuda) or kind == NUMBA_SIMULATOR_CUDA

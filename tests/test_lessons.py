@@ -18,6 +18,7 @@ from notebook_runs import ROOT, execute_notebook
 
 from bench import lesson_kernels, recorded
 from course import launchlog, ptx
+from tools import first_cell
 
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 lesson = pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
@@ -128,8 +129,9 @@ def shown(value, written, outputs):
 @lesson
 def test_every_lesson_starts_with_the_same_mode_line(path):
     first, *rest = code_sources(path)
-    assert first.strip() == "from utils import *", (
-        f"{path.name}: the first code cell must be exactly `from utils import *` (it prints the mode line).")
+    assert first.strip() == first_cell.LOADER, (
+        f"{path.name}: the first code cell must be tools/first_cell.py's loader, `from utils import *` for a "
+        "notebook inside the course (it prints the mode line): run `python tools/first_cell.py`.")
     extra = [source.splitlines()[0] for source in rest
              if re.search(r"print\(\s*f?[\"']\s*mode\s*[:=]", source, re.IGNORECASE)]
     assert not extra, f"{path.name}: a second mode line is printed by {extra}; utils prints the only one."

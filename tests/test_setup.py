@@ -27,11 +27,24 @@ def requirement_pins(text: str) -> dict[str, str]:
 
 
 def test_environment_yml_lists_the_requirements_with_the_same_pins():
-    runtime = requirement_pins((ROOT / "requirements.txt").read_text())
+    pinned = {**requirement_pins((ROOT / "requirements.txt").read_text()),
+              **requirement_pins((ROOT / "requirements-dev.txt").read_text())}
     dependencies = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
     pip_section = next(d["pip"] for d in dependencies if isinstance(d, dict))
     listed = requirement_pins("\n".join(line for line in pip_section if not line.startswith("-e")))
-    assert listed == runtime, "environment.yml and requirements.txt disagree: keep them in step."
+    assert listed == pinned, "environment.yml and requirements*.txt disagree: keep them in step."
+    assert {"-e ./gpusim", "-e ."} <= set(pip_section), "environment.yml installs gpusim's and the course's"
+
+
+def test_the_course_package_requires_the_gpusim_it_carries():
+    """The course's wheel depends on gpusim's package by a range that admits gpusim/'s own version."""
+    from packaging.requirements import Requirement
+
+    import gpusim
+
+    lines = (ROOT / "requirements-package.txt").read_text().splitlines()
+    requirement = Requirement(next(line for line in lines if line and not line.startswith("#")))
+    assert requirement.name == "gpusim" and requirement.specifier.contains(gpusim.__version__)
 
 
 def python_in_mode(code: str, **env: str) -> subprocess.CompletedProcess:

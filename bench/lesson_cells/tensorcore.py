@@ -5,7 +5,7 @@ bench/gpu_matmul.py's results (``gpu_matmul`` and ``gpu_matmul_bf16``)."""
 import matplotlib.pyplot as plt
 import numpy as np
 
-from gpusim.linked import MMA_LAYOUT
+from gpusim import MMA_LAYOUT
 
 BF16_LADDER = (  # (the row's name in the results, what the lesson calls it)
     ("13 mma.sync, Numba loads", "13 mma.sync; fragments by 32-bit loads"),

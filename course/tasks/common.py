@@ -35,8 +35,7 @@ from typing import Any
 import numpy as np
 
 import gpusim
-from gpusim.sites import place_name
-from gpusim.sweep import compare
+from gpusim import place_name, schedule_difference
 
 MAX_SHOWN = 5  # wrong or unwritten elements listed in a message
 KERNEL_TIMEOUT_S = 10.0  # an endless loop in a kernel fails the check instead of hanging the notebook
@@ -375,7 +374,8 @@ def run_under_schedules(task: Task, case: Case, kernel, launches: list, argument
                     kernel_now[config](*(swap.get(id(value), value) for value in values))
         except gpusim.KernelError as exc:
             return _error(exc.under(schedule))
-        difference = compare(schedule, names, default, [fresh[name] for name in names], *tolerance)
+        difference = schedule_difference(schedule, names, default, [fresh[name] for name in names],
+                                         *tolerance)
         if difference is not None:
             return _error(difference)
     return None

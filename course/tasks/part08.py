@@ -11,7 +11,7 @@ import traceback
 import numpy as np
 
 from course.models import systolic
-from gpusim.sites import place_name
+from gpusim import place_name
 
 from . import part05
 from .common import (

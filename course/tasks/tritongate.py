@@ -26,7 +26,7 @@ import subprocess
 import sys
 import textwrap
 
-from gpusim.sites import describe_line
+from gpusim import describe_line
 
 TARGET = ("cuda", 90, 32)
 TIMEOUT_S = 120.0

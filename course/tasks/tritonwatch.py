@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpusim.sites import describe_line
+from gpusim import describe_line
 
 GUARD_ELEMENTS = 4096  # margin on each side of a guarded tensor
 
