@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 
-from gpusim.rebind import python_function
+from gpusim import python_function
 
 from .compilegate import signature_of
 from .kernelsource import describe
@@ -23,7 +23,7 @@ REBUILT = "gpusim_rebuilt_kernel"  # the module name course.kernelsource.rebuild
 
 def install(path) -> None:
     """Append a line to `path` for every kernel and argument types launched from now on in this process."""
-    import gpusim.launch
+    import gpusim
 
     seen = set()
 
@@ -60,13 +60,13 @@ def install(path) -> None:
 
     compile_kernel = compilegate.compile_kernel
     compilegate.compile_kernel = gate
-    launch = gpusim.launch.Kernel._launch
+    launch = gpusim.Kernel._launch
 
     def gpusim_launch(self, grid, block, shared_bytes, args):
         record(self.py_func, args)
         return launch(self, grid, block, shared_bytes, args)
 
-    gpusim.launch.Kernel._launch = gpusim_launch
+    gpusim.Kernel._launch = gpusim_launch
     from numba.cuda.core import config
 
     if config.ENABLE_CUDASIM:
