@@ -11,7 +11,7 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 SUBMISSIONS ?=
 OUT ?= graded
 GRADE_ARGS ?=
-PYTEST_ARGS ?= -n auto
+PYTEST_ARGS ?= -n auto --dist loadgroup
 MUTATION_ARGS ?= -j 2
 
 SITE_HTML := site/_build/html

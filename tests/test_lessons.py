@@ -21,7 +21,10 @@ from course import launchlog, ptx
 from tools import first_cell
 
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-lesson = pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+# Every test of one lesson runs in the same xdist worker (`--dist loadgroup`), so each lesson runs once.
+lesson = pytest.mark.parametrize(
+    "path", [pytest.param(p, marks=pytest.mark.xdist_group(f"lesson-{p.stem}")) for p in LESSONS],
+    ids=lambda p: p.stem)
 
 # A measured number in a sentence: a number (in digits or in words, or several joined by "→", "to", "against",
 # ...) followed by a unit of time, speed, a ratio, or a count that gpusim or a benchmark reports. Sizes (KB,
@@ -89,6 +92,9 @@ FLOAT64_MEANT = {
 }
 
 
+RUN_SECONDS = {}  # lesson path -> seconds its run took
+
+
 @functools.cache
 def executed(path):
     """The lesson run top to bottom in CPU mode, with every kernel it launched recorded (launch_log)."""
@@ -96,7 +102,8 @@ def executed(path):
     log.unlink(missing_ok=True)
     os.environ["COURSE_LAUNCH_LOG"] = str(log)
     try:
-        return execute_notebook(path)[0]
+        notebook, RUN_SECONDS[path] = execute_notebook(path)
+        return notebook
     finally:
         del os.environ["COURSE_LAUNCH_LOG"]
 
@@ -167,6 +174,13 @@ def test_recorded_results_carry_their_provenance(tmp_path, monkeypatch):
     [record] = recorded.recorded("gpu_demo", "value")
     assert record.data == 1 and record.tag == "H100"
     assert record.header().startswith("NVIDIA H100 80GB HBM3: recorded 2026-11-22 by `python3 bench/x.py`")
+
+
+@lesson
+def test_lesson_runs_clean(path, record_property):
+    """Top to bottom in CPU mode, each cell within a time limit: the one run the other tests read."""
+    executed(path)
+    record_property("notebook_seconds", RUN_SECONDS[path])
 
 
 @lesson
