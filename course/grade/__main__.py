@@ -119,8 +119,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="the source notebooks with solutions and hidden tests (default: solutions/)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     parser.add_argument("--timeout", type=float, default=None,
-                        help="seconds per check call (default: from the reference solution's times)")
-    parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, help="memory limit per worker")
+                        help="seconds of the submission's CPU time per check call, wall-clock seconds where "
+                             "there are no cgroups (default: from the reference solution's times)")
+    parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB,
+                        help="memory limit per worker process, and per submission (all its processes) where "
+                             "there are cgroups")
     parser.add_argument("--max-notebook-mb", type=int, default=DEFAULT_NOTEBOOK_MB,
                         help="larger notebooks are refused (default: %(default)s)")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "off"), default="auto",

@@ -34,7 +34,7 @@ PREFIX = "course-grade-"
 V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "pids")
 V2_CONTROLLERS = ("cpu", "memory", "pids")
 PERIOD_US = 100_000
-KILL_ROUNDS, REMOVE_WAIT_S = 200, 10.0
+KILL_ROUNDS, REMOVE_WAIT_S, STALE_WAIT_S = 200, 10.0, 3.0
 DELEGATED = "COURSE_GRADE_DELEGATED"  # set in the environment of a grader restarted in a systemd scope
 PROBE_TIMEOUT_S = 15
 # A process in the submission's cgroup writes its own pid into each of the leaf's cgroup.procs files, then
@@ -58,12 +58,10 @@ class Budget:
 
 @dataclass(frozen=True)
 class Location:
-    """Where a run's cgroups go: per controller, the folder that holds the run's folder, and the path of
-    that folder as /proc/PID/cgroup names it."""
+    """Where a run's cgroups go: per controller, the folder that holds the run's folder."""
 
     version: int
     parents: dict[str, Path]
-    names: dict[str, str]
     take_over: Path | None = None  # v2: the grader's own cgroup, which it leaves for a leaf of the run
 
 
@@ -120,7 +118,7 @@ def _locate_v1() -> Location | str:
         if not _writable(folder):
             return f"this user may not make cgroups in {folder}"
         parents[controller] = folder
-    return Location(1, parents, {controller: own.get(controller, "/") for controller in V1_CONTROLLERS})
+    return Location(1, parents)
 
 
 def _locate_v2() -> Location | str:
@@ -136,17 +134,16 @@ def _locate_v2() -> Location | str:
     if not needed <= available:
         return f"cgroup v2 offers only {', '.join(sorted(available)) or 'no controllers'} to {own}"
 
-    def at(folder: Path, path: str, take_over: Path | None = None) -> Location:
-        return Location(2, dict.fromkeys(V2_CONTROLLERS, folder), dict.fromkeys(V2_CONTROLLERS, path),
-                        take_over)
+    def at(folder: Path, take_over: Path | None = None) -> Location:
+        return Location(2, dict.fromkeys(V2_CONTROLLERS, folder), take_over)
 
     if needed <= set(_read(own / "cgroup.subtree_control").split()) and _writable(own):
-        return at(own, own_path)
+        return at(own)
     procs = _read(own / "cgroup.procs").split()
     if procs == [str(os.getpid())] and _writable(own, own / "cgroup.procs", own / "cgroup.subtree_control"):
-        return at(own, own_path, own)  # alone in it (a delegated systemd scope): move into a leaf of the run
+        return at(own, own)  # alone in it (a delegated systemd scope): it moves into a leaf of the run
     if own != mounts[0][0] and _writable(own.parent):
-        return at(own.parent, os.path.dirname(own_path.rstrip("/")) or "/")
+        return at(own.parent)  # root, beside its own cgroup
     return f"this user may not make cgroups in {own}, which holds other processes too"
 
 
@@ -231,9 +228,9 @@ def _kill_all(folders: list[Path]) -> None:
         time.sleep(0.01)
 
 
-def _remove(folder: Path) -> bool:
+def _remove(folder: Path, wait_s: float = REMOVE_WAIT_S) -> bool:
     """rmdir a cgroup, waiting for its killed processes to finish exiting; False if it stays."""
-    end = time.monotonic() + REMOVE_WAIT_S
+    end = time.monotonic() + wait_s
     while True:
         try:
             folder.rmdir()
@@ -246,7 +243,7 @@ def _remove(folder: Path) -> bool:
             time.sleep(0.02)
 
 
-def remove_tree(folder: Path, kill: bool = True) -> None:
+def remove_tree(folder: Path, kill: bool = True, wait_s: float = REMOVE_WAIT_S) -> None:
     """Remove ``folder`` and its sub-cgroups, deepest first, killing whatever runs in them (or, without
     ``kill``, leaving in place those that hold processes: a grader's own leaf)."""
     leaves = sorted((path for path in folder.rglob("*") if path.is_dir()), key=lambda p: -len(p.parts))
@@ -255,7 +252,7 @@ def remove_tree(folder: Path, kill: bool = True) -> None:
             _kill_all([path])
         elif _pids([path]):
             continue
-        _remove(path)
+        _remove(path, wait_s)
 
 
 def _remove_stale(parent: Path) -> None:
@@ -271,7 +268,7 @@ def _remove_stale(parent: Path) -> None:
             os.close(fd)  # a living grader's
             continue
         try:
-            remove_tree(run)
+            remove_tree(run, wait_s=STALE_WAIT_S)  # processes it cannot see (another PID namespace) stay
         finally:
             os.close(fd)
 
