@@ -4,8 +4,8 @@ process count of a user id), each beside an honest neighbour who must lose nothi
 * ``burner`` starts 24 busy processes, each in a session of its own (setsid), before its setup cell, and is
   graded at ``--jobs`` equal to the cores beside ``burner_neighbour``, whose deadlines were measured on an
   idle machine (the reference solution's times).
-* ``holders`` forks three children that try to hold 1 GiB each at once, over the memory that a submission may
-  hold in all; should they all manage it, its vector_add is spoiled (as in :mod:`.hostile`).
+* ``holders`` starts three processes that try to hold 1 GiB each at once, over the memory that a submission
+  may hold in all; should they all manage it, its vector_add is spoiled (as in :mod:`.hostile`).
 * ``bomb`` starts as many processes as it may, up to 255, which sleep until its worker ends, while a second
   grader run at the same time on the same machine grades ``bomb_neighbour``, whose cell starts a few
   processes: should one fork fail, its vector_add is spoiled.
@@ -46,30 +46,29 @@ def vector_add(a, b, out):
         out[i] = a[i] + b[i]
 '''
 
+HOLD = f"""
+import os, sys, time
+block = bytearray({HELD_BYTES})
+block[::4096] = b"\\1" * len(range(0, len(block), 4096))  # every page written: resident
+os.write(int(sys.argv[1]), b"x")
+time.sleep(120)
+"""
+
+# Each child is a fresh Python (exec), far under the limit of 2 GiB that RLIMIT_AS sets per process.
 HOLDERS = f'''
-import os, select, signal, time
-children, (reports, report) = [], os.pipe()
-for _ in range(3):
-    pid = os.fork()
-    if pid == 0:
-        os.close(reports)
-        block = bytearray({HELD_BYTES})
-        block[::4096] = b"\\1" * len(range(0, len(block), 4096))  # every page written: resident
-        os.write(report, b"x")
-        time.sleep(120)
-        os._exit(0)
-    children.append(pid)
+import os, select, subprocess, sys, time
+reports, report = os.pipe()
+children = [subprocess.Popen([sys.executable, "-c", {HOLD!r}, str(report)], pass_fds=(report,))
+            for _ in range(3)]
 os.close(report)
-held, ended, end = 0, set(), time.time() + 60
-while held + len(ended) < 3 and time.time() < end:
+held, end = 0, time.time() + 60
+while held < 3 and time.time() < end and all(child.poll() is None for child in children):
     if select.select([reports], [], [], 0.2)[0]:
         held += len(os.read(reports, 3))
-    ended |= {{pid for pid in children if pid not in ended and os.waitpid(pid, os.WNOHANG)[0]}}
-ended |= {{pid for pid in children if pid not in ended and os.waitpid(pid, os.WNOHANG)[0]}}
-ATTACK_WORKED = held == 3 and not ended  # all three held their GiB at once
-for pid in set(children) - ended:
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
+ATTACK_WORKED = held == 3 and all(child.poll() is None for child in children)  # 3 GiB held at once
+for child in children:
+    child.kill()
+    child.wait()
 '''
 
 BOMB = f'''
