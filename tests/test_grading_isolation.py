@@ -303,7 +303,7 @@ def test_deadlines_count_the_submissions_cpu_time_and_idleness_never_the_machine
     monkeypatch.setattr("course.grade.deadlines.WALL_MARGIN_S", 3.0)
     cases = ((1, "while True:\n    pass", WorkerTimeout, r"after 1\.0 s of CPU time"),
              (1, "import time\ntime.sleep(600)", WorkerTimeout, r"after \d s of waiting without computing"),
-             (0.02, "while True:\n    pass", MachineBusy, r"in 5 s it got only 0\.\d s of CPU time"))
+             (0.02, "while True:\n    pass", MachineBusy, r"in \d+ s it got only 0\.\d s of CPU time"))
     for cpus, script, error, words in cases:
         with _run_cgroups(Budget(512 * MIB, 32, cpus)) as cgroups:
             domain = cgroups.domain()

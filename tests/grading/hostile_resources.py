@@ -24,7 +24,7 @@ from .learners import A01
 
 BURNERS = 24
 BOMB_PROCESSES = 255
-BOMB_HOLD_S = 20  # how long the bomb's cell waits, with its processes in place, before its notebook goes on
+BOMB_HOLD_S = 10  # how long the bomb's cell waits, with its processes in place, before its notebook goes on
 HELD_BYTES = 2**30
 
 BURNER = f'''
@@ -71,8 +71,8 @@ for child in children:
     child.wait()
 '''
 
-BOMB = f'''
-import os, time
+BOMB_FORKS = f'''
+import os
 for _ in range({BOMB_PROCESSES}):
     try:
         pid = os.fork()
@@ -83,6 +83,11 @@ for _ in range({BOMB_PROCESSES}):
             os.execv("/bin/sleep", ["{MARKER}-bomb", "600"])  # until the worker's sandbox ends
         finally:
             os._exit(0)
+'''
+
+BOMB = f'''
+import subprocess, sys, time
+subprocess.run([sys.executable, "-c", {BOMB_FORKS!r}])  # a small process forks fast
 time.sleep({BOMB_HOLD_S})
 '''
 
