@@ -168,10 +168,10 @@ def _bomb_in_place(first: subprocess.Popen) -> None:
 
 def _grader_pid(submissions: Path) -> int:
     """The host's process id of the grader of ``submissions`` (inside its PID namespace it has another)."""
-    wanted = f"-m\0course.grade\0{submissions}\0".encode()
+    wanted = f"{sys.executable}\0-m\0course.grade\0{submissions}\0".encode()  # not the reaper's
     for name in filter(str.isdigit, os.listdir("/proc")):
         with contextlib.suppress(OSError):
-            if wanted in Path(f"/proc/{name}/cmdline").read_bytes():
+            if Path(f"/proc/{name}/cmdline").read_bytes().startswith(wanted):
                 return int(name)
     raise LookupError(f"no grader of {submissions} runs")
 
