@@ -415,8 +415,6 @@ class Cgroups:
     def domain(self) -> Domain | None:
         """A new submission's cgroup (None where there are none); OSError if it cannot be made."""
         if self.location is None:
-            if self.stopped:
-                raise Stopped()
             return None
         with self._lock:
             if self.stopped:
