@@ -1,11 +1,16 @@
 """Time the classroom grader: the fixture class as a whole, sandboxed and not, and what one sandbox costs.
 
-    python bench/grade_speed.py            # prints the figures
-    python bench/grade_speed.py --save     # also writes bench/results/grade_speed_cpu.txt
+    python bench/grade_speed.py                          # prints the figures
+    python bench/grade_speed.py --baseline ../main-copy  # also grades with another checkout, for comparison
+    python bench/grade_speed.py --save                   # also writes bench/results/grade_speed_cpu.txt
 
 1. The fixture class of tests/grading/ (11 fake learners, 19 notebooks of assignments 01 and 02, reference
    timing included) graded by ``python -m course.grade --jobs JOBS``, with bubblewrap and with
-   ``--sandbox off``: wall-clock seconds of the whole run.
+   ``--sandbox off`` (and with bubblewrap by the ``--baseline`` checkout's grader), ``--rounds`` times in
+   turns, so that the load of a shared machine falls on each alike: per notebook, the median wall-clock
+   seconds and, where the bench may make cgroups (root), the CPU seconds of the grader and every process it
+   started (a cgroup around the run counts them, ended processes included), which a busy machine changes
+   far less than wall-clock time.
 2. The cost of the sandbox per notebook: a notebook starts at least one learner worker (W1: the setup cell,
    which imports utils, torch and numba) and one kernel runner (W2: gpusim and numba's compiler). Each, and
    a bare ``python -c pass``, is started --repeat times, one at a time, with and without bubblewrap in
@@ -32,7 +37,9 @@ from grading.fake_class import write_class  # noqa: E402
 
 from course.grade import protocol  # noqa: E402
 from course.grade.assignments import load_assignment  # noqa: E402
+from course.grade.cgroups import Budget, Cgroups  # noqa: E402
 from course.grade.channel import Channel  # noqa: E402
+from course.grade.deadlines import Deadline  # noqa: E402
 from course.grade.grading import LEARNER_ENV, RUNNER_ENV  # noqa: E402
 from course.grade.limits import Limits  # noqa: E402
 from course.grade.sandbox import Sandbox  # noqa: E402
@@ -50,14 +57,22 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores available, Python {platform.python_version()}, {platform.system()}"
 
 
-def grade_class(folder: Path, jobs: int, sandbox: str) -> float:
+def grade_class(folder: Path, jobs: int, sandbox: str, root: Path, meter: Cgroups) -> tuple[float, float]:
+    """Wall-clock and CPU seconds (nan where no cgroup counts them) of grading ``folder`` with the grader of
+    the checkout at ``root``."""
     out = folder.parent / f"graded-{sandbox}"
     command = [sys.executable, "-m", "course.grade", str(folder), "--out", str(out), "--jobs", str(jobs),
                "--sandbox", sandbox]
+    domain = meter.domain()
     start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, check=True, capture_output=True,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)})
-    return time.perf_counter() - start
+    subprocess.run(domain.wrap(command) if domain else command, cwd=root, check=True, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(root)})
+    seconds = time.perf_counter() - start
+    cpu = domain.cpu_s() if domain else float("nan")
+    if domain:
+        meter.release(domain)
+    shutil.rmtree(out)
+    return seconds, cpu
 
 
 STARTS = {"bare": "bare Python (python -c pass)", "learner": "learner worker W1 (setup cell)",
@@ -75,6 +90,8 @@ def start_worker(sandbox: Sandbox, module: str, setup: str, what: str) -> float:
         seconds = time.perf_counter() - start
         for folder in launch.cleanup:
             shutil.rmtree(folder)
+        if launch.lease is not None:
+            launch.lease.release()
         return seconds
     if what == "learner":
         launch = sandbox.launch([sys.executable, "-P", "-m", "course.grade.worker"], LEARNER_ENV,
@@ -85,13 +102,41 @@ def start_worker(sandbox: Sandbox, module: str, setup: str, what: str) -> float:
         launch = sandbox.launch([sys.executable, "-P", "-m", "course.grade.runner"], RUNNER_ENV, None)
         message = {"type": "start", "module": module, "resources": limits.resources()}
     channel = Channel(launch)
-    deadline = time.monotonic() + START_DEADLINE_S
+    deadline = Deadline(START_DEADLINE_S)
     channel.send(message, deadline)
     while channel.receive(deadline, protocol.SETUP_CAP, lambda m: m)["type"] != "ready":
         pass
     seconds = time.perf_counter() - start
     channel.close()
     return seconds
+
+
+def class_figures(args) -> list[str]:
+    """The fixture class graded by each grader ``args.rounds`` times, in turns; per notebook, the medians."""
+    graders = {f"this checkout, --sandbox {sandbox}": (ROOT, sandbox) for sandbox in ("bwrap", "off")}
+    if args.baseline:
+        graders[f"baseline {args.baseline.resolve()}, --sandbox bwrap"] = (args.baseline.resolve(), "bwrap")
+    meter = Cgroups(Budget(2**40, 2**20, os.cpu_count() or 1), 1)
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in graders}
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = Path(scratch) / "class"
+            write_class(folder, ROOT / "solutions" / f"{learners.A01}.ipynb")
+            notebooks = len(list(folder.rglob("*.ipynb")))
+            for _ in range(args.rounds):
+                for name, (root, sandbox) in graders.items():
+                    runs[name].append(grade_class(folder, args.jobs, sandbox, root, meter))
+    finally:
+        meter.close()
+    counted = "CPU s counted by a cgroup around the run" if meter.location else f"no CPU s ({meter.why_not})"
+    lines = [f"fixture class ({notebooks} notebooks, --jobs {args.jobs}), per notebook, median of "
+             f"{args.rounds} runs taken in turns: wall-clock s / {counted}"]
+    for name, values in runs.items():
+        wall = statistics.median(seconds for seconds, _ in values) / notebooks
+        cpu = statistics.median(cpu for _, cpu in values) / notebooks
+        each = ", ".join(f"{seconds:.0f}" for seconds, _ in values)
+        lines.append(f"  {name}: {wall:.2f} s / {cpu:.2f} s (whole runs: {each} s)")
+    return lines
 
 
 def main() -> None:
@@ -101,19 +146,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--save", action="store_true")
     parser.add_argument("--no-class", action="store_true", help="only the worker starts")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each grader on the fixture class")
+    parser.add_argument("--baseline", type=Path, help="another checkout whose grader is timed too")
     args = parser.parse_args()
     lines = [f"course.grade speed, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", f"machine: {machine()}"]
     if not args.no_class:
-        with tempfile.TemporaryDirectory() as scratch:
-            folder = Path(scratch) / "class"
-            write_class(folder, ROOT / "solutions" / f"{learners.A01}.ipynb")
-            notebooks = len(list(folder.rglob("*.ipynb")))
-            seconds = {sandbox: grade_class(folder, args.jobs, sandbox) for sandbox in ("bwrap", "off")}
-            for sandbox, value in seconds.items():
-                lines.append(f"fixture class ({notebooks} notebooks, --jobs {args.jobs}, "
-                             f"--sandbox {sandbox}): {value:.1f} s")
-            difference = (seconds["bwrap"] - seconds["off"]) / notebooks
-            lines.append(f"  difference per notebook: {difference:+.2f} s")
+        lines += class_figures(args)
     assignment = load_assignment(ROOT / "solutions" / f"{learners.A01}.ipynb")
     setup = assignment.cells[0].source
     sandboxes = {mode: Sandbox(mode) for mode in ("bwrap", "off")}

@@ -16,6 +16,7 @@ from notebook_runs import ROOT
 from course.grade import protocol, wire
 from course.grade.assignments import load_assignment
 from course.grade.channel import Channel, WorkerDied, WorkerTimeout
+from course.grade.deadlines import Deadline
 from course.grade.discovery import find_learners, select, unanswered
 from course.grade.judging import error_kind
 from course.grade.restore import Unreadable, match_assignment, prepare, read_notebook
@@ -251,7 +252,7 @@ def _channel(script: str) -> Channel:
 def test_a_flood_costs_the_worker_not_the_grader():
     channel = _channel("import os\nos.write(2, b'e' * 50 * 2**20)\nos.write(1, b'x' * 5 * 2**20 + b'\\n')")
     with pytest.raises(WorkerDied, match="longer than 1048576 bytes"):
-        channel.receive(time.monotonic() + 60, MIB, lambda message: message)
+        channel.receive(Deadline(60), MIB, lambda message: message)
     assert len(channel._stderr.tail) <= 8 * 2**10
     assert channel.process.returncode is not None  # killed
 
@@ -273,7 +274,7 @@ def test_a_silent_worker_is_killed_at_its_deadline_with_its_children():
     while _living_in_group(channel.process.pid) < 2:
         time.sleep(0.1)
     with pytest.raises(WorkerTimeout):
-        channel.receive(time.monotonic() + 0.5, MIB, lambda message: message)
+        channel.receive(Deadline(0.5), MIB, lambda message: message)
     time.sleep(0.5)
     assert _living_in_group(channel.process.pid) == 0
 
@@ -289,7 +290,7 @@ def test_a_worker_that_cannot_start_leaves_no_folder(tmp_path):
 def test_a_worker_that_dies_says_how():
     channel = _channel("import os, sys\nsys.stderr.write('about to go\\n')\nsys.stderr.flush()\nos._exit(7)")
     with pytest.raises(WorkerDied, match="exit status 7; last words: about to go"):
-        channel.receive(time.monotonic() + 30, MIB, lambda message: message)
+        channel.receive(Deadline(30), MIB, lambda message: message)
 
 
 # ------------------------------------------------------------------------------------------ the sandbox

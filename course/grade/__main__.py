@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from .assignments import load_assignments
+from .cgroups import DELEGATED, Budget, Cgroups, delegation_command
 from .discovery import find_learners, select, unanswered
 from .grading import (
+    GRADER_PROBLEM,
     SubmissionGrade,
     calibrated_limits,
     grade_all,
@@ -23,7 +26,7 @@ from .grading import (
     refused,
 )
 from .judging import PASSED
-from .limits import Limits
+from .limits import SUBMISSION_PROCESSES, Limits
 from .reports import number, summary, write_csv, write_feedback
 from .sandbox import COURSE_ROOT, Sandbox, SandboxError
 
@@ -35,6 +38,7 @@ FIXED_SETUP_S = 60.0  # the deadline for running a notebook's cells when --timeo
 
 def _limits(names: list[str], args, assignments, sandbox: Sandbox, echo) -> dict[str, Limits]:
     memory = args.memory_mb * 2**20
+    unit = "s" if sandbox.cgroups is None or sandbox.cgroups.location is None else "s of CPU time"
     if args.timeout:
         return {name: Limits(FIXED_SETUP_S, args.timeout, memory) for name in names}
     echo(f"Timing the reference solutions of {', '.join(names)} ...")
@@ -47,8 +51,8 @@ def _limits(names: list[str], args, assignments, sandbox: Sandbox, echo) -> dict
                 echo(f"warning: the reference solution of {name} does not pass {task.task.grade_id}: "
                      f"{task.reason}")
         limits[name] = calibrated_limits(reference, memory)
-        echo(f"  {name}: {limits[name].call_s:.1f} s per request, {limits[name].setup_s:.0f} s for the "
-             f"notebook's cells")
+        echo(f"  {name}: {limits[name].call_s:.1f} {unit} per request, {limits[name].setup_s:.0f} {unit} for "
+             f"the notebook's cells")
     return limits
 
 
@@ -63,9 +67,10 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
     for orphan in orphans:
         echo(f"skipped {orphan}: put each learner's notebooks in a folder named after the learner")
     args.out.mkdir(parents=True, exist_ok=True)
-    sandbox = Sandbox(args.sandbox, [args.sources, args.submissions, args.out])
+    cgroups = Cgroups(Budget(args.memory_mb * 2**20, SUBMISSION_PROCESSES), args.jobs)
+    sandbox = Sandbox(args.sandbox, [args.sources, args.submissions, args.out], cgroups)
     try:
-        isolation = sandbox.isolation.statement()
+        isolation = sandbox.statement()
         for line in isolation:
             echo(line)
         selections = [select(learner, assignments, max_bytes) for learner in learners]
@@ -92,6 +97,13 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
     write_csv(grades, args.out / "grades.csv")
     write_feedback(grades, args.out / "feedback")
     echo(summary(grades, time.monotonic() - start, args.jobs, isolation))
+    busy = [grade for grade in grades if any(outcome.verdict.kind == GRADER_PROBLEM
+                                             for task in grade.tasks for outcome in task.calls)]
+    if busy:
+        echo(f"WARNING: the machine was too busy to run some checks of {len(busy)} notebook(s), even when "
+             f"tried again: a grader problem, marked so in their rows. Grade them again on a quieter "
+             f"machine: "
+             + ", ".join(f"{grade.learner}/{grade.assignment}" for grade in busy[:5]))
     echo(f"Wrote {args.out / 'grades.csv'} and {args.out / 'feedback'}/")
     return grades
 
@@ -107,8 +119,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="the source notebooks with solutions and hidden tests (default: solutions/)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once")
     parser.add_argument("--timeout", type=float, default=None,
-                        help="seconds per check call (default: from the reference solution's times)")
-    parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, help="memory limit per worker")
+                        help="seconds of the submission's CPU time per check call, wall-clock seconds where "
+                             "there are no cgroups (default: from the reference solution's times)")
+    parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB,
+                        help="memory limit per worker process, and per submission (all its processes) where "
+                             "there are cgroups")
     parser.add_argument("--max-notebook-mb", type=int, default=DEFAULT_NOTEBOOK_MB,
                         help="larger notebooks are refused (default: %(default)s)")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "off"), default="auto",
@@ -120,12 +135,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    delegated = delegation_command([sys.executable, "-m", "course.grade",
+                                    *(sys.argv[1:] if argv is None else argv)])
+    if delegated is not None:  # an ordinary user: again, in a systemd scope whose cgroup is this user's
+        os.execvpe(delegated[0], delegated, {**os.environ, DELEGATED: "1"})
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupted)
     try:
-        grade_folder(parse_args(argv))
+        grade_folder(args)
     except SandboxError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted: every worker was stopped, and the run's cgroups removed",
+              file=sys.stderr)
+        return 130
     return 0
 
 

@@ -2,8 +2,8 @@
 
 The grader's memory stays bounded whatever a worker does: a reply is read up to its cap and no further
 (:class:`~.wire.LineReader`), stderr is drained by a thread that keeps only its last few KiB, and writes to
-the worker wait at most until the deadline. Past a deadline, or when a message breaks the schema, the whole
-worker (its sandbox, or its process group) is killed.
+the worker wait at most until the deadline (:class:`~.deadlines.Deadline`). Past a deadline, or when a
+message breaks the schema, the whole worker (its sandbox, or its process group) is killed.
 """
 
 from __future__ import annotations
@@ -14,18 +14,17 @@ import shutil
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable
 
 from . import wire
+from .deadlines import Deadline, MachineBusy, WorkerTimeout
 from .sandbox import Launch
 
 STDERR_TAIL_BYTES = 8 * 2**10
 WRITE_CHUNK = 1 << 16
 
 
-class WorkerTimeout(Exception):
-    """The worker did not answer in time and was killed."""
+__all__ = ["Channel", "MachineBusy", "WorkerDied", "WorkerTimeout"]
 
 
 class WorkerDied(Exception):
@@ -53,14 +52,14 @@ class Channel:
     """One started worker process."""
 
     def __init__(self, launch: Launch):
-        self.cleanup = launch.cleanup
+        self.cleanup, self.lease = launch.cleanup, launch.lease
         user = {} if launch.user is None else {"user": launch.user, "group": launch.user, "extra_groups": []}
         try:
             self.process = subprocess.Popen(
                 launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 cwd=launch.cwd, env=launch.env, pass_fds=launch.pass_fds, start_new_session=True, **user)
         except OSError:
-            self._remove_folders()
+            self._release()
             raise
         finally:
             for fd in launch.pass_fds:
@@ -72,15 +71,21 @@ class Channel:
         self.process.stderr.close()
         self._stderr.start()
 
-    def send(self, message: dict, deadline: float) -> None:
+    def _overrun(self, deadline: Deadline) -> Exception:
+        """Kill the worker whose deadline passed; what to raise (measured before the kill)."""
+        error = deadline.overrun()
+        self.close()
+        return error
+
+    def send(self, message: dict, deadline: Deadline) -> None:
         """Write one message, waiting for the pipe at most until ``deadline``."""
         data = memoryview(wire.dumps(message))
         while data:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.close()
-                raise WorkerTimeout()
-            if not select.select([], [self._stdin], [], remaining)[1]:
+            remaining = deadline.wait_s()
+            writable = select.select([], [self._stdin], [], remaining)[1]
+            if remaining <= 0 and not (writable and deadline.late_look()):
+                raise self._overrun(deadline)
+            if not writable:
                 continue
             try:
                 data = data[os.write(self._stdin, data[:WRITE_CHUNK]):]
@@ -89,15 +94,16 @@ class Channel:
             except OSError:
                 raise WorkerDied(self._death()) from None
 
-    def receive(self, deadline: float, cap: int, check: Callable[[dict], dict]) -> dict:
-        """The next message, at most ``cap`` bytes and accepted by ``check``, before ``deadline``."""
+    def receive(self, deadline: Deadline, cap: int, check: Callable[[dict], dict]) -> dict:
+        """The next message, at most ``cap`` bytes and accepted by ``check``, before ``deadline`` (a reply
+        already in the pipe when the grader looks, late, still counts)."""
         try:
             while (line := self._reader.line(cap)) is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    self.close()
-                    raise WorkerTimeout()
-                if select.select([self._reader.fd], [], [], remaining)[0] and not self._reader.fill(cap):
+                remaining = deadline.wait_s()
+                readable = select.select([self._reader.fd], [], [], remaining)[0]
+                if remaining <= 0 and not (readable and deadline.late_look()):
+                    raise self._overrun(deadline)
+                if readable and not self._reader.fill(cap):
                     raise WorkerDied(self._death())
             message = wire.loads(line)
         except wire.WireError as error:
@@ -113,7 +119,8 @@ class Channel:
             raise WorkerDied(f"it sent a message the grader cannot read ({type(error).__name__})") from None
 
     def close(self) -> None:
-        """Kill the worker with everything it started (if still running) and remove its folders."""
+        """Kill the worker with everything it started (if still running), remove its folders and give its user
+        id back."""
         if self.process.returncode is None:  # never signal a reaped process's group: its id may be reused
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -125,11 +132,13 @@ class Channel:
                 pipe.close()
             except OSError:
                 pass
-        self._remove_folders()
+        self._release()
 
-    def _remove_folders(self) -> None:
+    def _release(self) -> None:
         for folder in self.cleanup:
             shutil.rmtree(folder, ignore_errors=True)
+        if self.lease is not None:
+            self.lease.release()
 
     def _death(self) -> str:
         """How the worker ended, in words: its exit status and the last line it wrote to stderr."""

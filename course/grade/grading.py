@@ -2,11 +2,14 @@
 
 Each submission gets a learner worker (W1, :mod:`.worker`), which runs its cells, and a kernel runner (W2,
 :mod:`.runner`), which runs its kernels; both sandboxed (:mod:`.sandbox`), each restarted when it dies or
-misses a deadline. Visible check calls run first, for every task; hidden ones follow, for the tasks whose
-visible calls passed, so that nothing W1 learns of a hidden test can reach a visible message. A cell that
-ends W1 while the notebook's cells run (``os._exit``, a segfault, a loop that never ends) is left out and W1
-started again without it: it costs only the tasks that need what it defines. Points are all or nothing per
-task, as in nbgrader.
+misses a deadline. Both run in the submission's own cgroup, where the run has them (:mod:`.cgroups`), and
+their deadlines count its CPU time (:mod:`.deadlines`); a check that could not finish because the machine was
+too busy is run again, and reported as a grader problem, never as the learner's timeout, if that persists.
+Visible check calls run first, for every task; hidden ones follow, for the tasks whose visible calls passed,
+so that nothing W1 learns of a hidden test can reach a visible message. A cell that ends W1 while the
+notebook's cells run (``os._exit``, a segfault, a loop that never ends) is left out and W1 started again
+without it: it costs only the tasks that need what it defines. Points are all or nothing per task, as in
+nbgrader.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from pathlib import Path
 
 from . import protocol
 from .assignments import Assignment, CheckCall, GradedTask
-from .channel import Channel, WorkerDied, WorkerTimeout
+from .cgroups import Domain
+from .channel import Channel, MachineBusy, WorkerDied, WorkerTimeout
+from .deadlines import Deadline
 from .discovery import Refusal, Submission
 from .judging import (
     ERROR,
@@ -43,6 +48,8 @@ CALIBRATION_LIMITS_S = (120.0, 60.0)  # (setup, call) while the reference soluti
 SLOWDOWN, MARGIN_S = 2.0, 3.0  # a request may take SLOWDOWN times the reference's longest plus MARGIN_S
 SETUP_MARGIN_S = 15.0
 MAX_SKIPPED_CELLS = 3
+BUSY_RETRIES, BUSY_PAUSE_S = 2, 5.0  # a check stopped by a busy machine runs again, after a pause
+GRADER_PROBLEM = "grader problem"  # the kind of a check that the machine was too busy to run
 LEARNER_ENV = {"COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1"}
 RUNNER_ENV = {"NUMBA_ENABLE_CUDASIM": "0"}
 
@@ -101,9 +108,9 @@ class Session:
     """The two workers of one submission, started when first needed and again after a timeout or a crash."""
 
     def __init__(self, assignment: Assignment, prepared: Prepared, limits: Limits, sandbox: Sandbox,
-                 notebook: tuple[str, bytes]):
+                 notebook: tuple[str, bytes], domain: Domain | None = None):
         self.assignment, self.prepared, self.limits = assignment, prepared, limits
-        self.sandbox, self.notebook = sandbox, notebook
+        self.sandbox, self.notebook, self.domain = sandbox, notebook, domain
         self.learner: Channel | None = None
         self.runner: Channel | None = None
         self.skipped: dict[int, str] = {}
@@ -117,9 +124,18 @@ class Session:
     # ------------------------------------------------------------------------------------ one check call
 
     def run(self, call: CheckCall) -> CallOutcome:
-        """One check call's verdict and its seconds (not counting the start of a worker)."""
+        """One check call's verdict and its seconds; again, after a pause, when the machine was too busy."""
         start = time.monotonic()
-        verdict = self._verdict(call)
+        for attempt in range(BUSY_RETRIES + 1):
+            try:
+                return CallOutcome(call, self._verdict(call), time.monotonic() - start)
+            except MachineBusy as busy:
+                why = str(busy)
+                if attempt < BUSY_RETRIES:
+                    time.sleep(BUSY_PAUSE_S * (attempt + 1))
+        verdict = Verdict(ERROR, f"grader problem, not yours: the machine was too busy to run this check "
+                                 f"({BUSY_RETRIES + 1} tries; the last time, {why}). Ask for your notebook "
+                                 f"to be graded again.", GRADER_PROBLEM)
         return CallOutcome(call, verdict, time.monotonic() - start)
 
     def _verdict(self, call: CheckCall) -> Verdict:
@@ -144,12 +160,6 @@ class Session:
             return check_refused(call.function, answer["failure"])
         return passed(call.steps)
 
-    def _timed(self, request: Callable[[], dict | list]) -> dict | list:
-        start = time.monotonic()
-        reply = request()
-        self.slowest_request_s = max(self.slowest_request_s, time.monotonic() - start)
-        return reply
-
     def _ask_learner(self, call: CheckCall) -> dict | Verdict:
         """W1's checked answer to one call, or the verdict when there is none."""
         if self.learner is None and self.broken is None:
@@ -159,15 +169,18 @@ class Session:
         message = {"type": "call", "function": call.function, "names": list(call.names),
                    "keywords": call.keywords}
         try:
-            return self._timed(lambda: self._exchange(self.learner, message, protocol.answer_cap(call),
-                                                      lambda reply: protocol.answer(reply, call)))
-        except WorkerTimeout:
+            return self._exchange(self.learner, message, protocol.answer_cap(call),
+                                  lambda reply: protocol.answer(reply, call))
+        except WorkerTimeout as timeout:
             self.learner = None
-            return Verdict(TIMEOUT, f"stopped after {self.limits.call_s:.1f} s, far longer than the "
-                                    f"reference solution needs: a loop that never ends?", "time limit")
+            return Verdict(TIMEOUT, f"stopped {timeout}, far longer than the reference solution needs: a "
+                                    f"loop that never ends, or a wait that never returns?", "time limit")
         except WorkerDied as death:
             self.learner = None
             return Verdict(ERROR, f"the notebook's process ended during the check ({death}).", "process died")
+        except MachineBusy:
+            self.learner = None
+            raise
 
     def _run_kernel(self, call: CheckCall, index: int, got: dict) -> list[dict] | Verdict:
         """W2's checked results for one kernel Task, or the verdict when there are none."""
@@ -181,37 +194,41 @@ class Session:
             return Verdict(ERROR, f"{step.task.name}: the process that runs kernels under gpusim could not "
                                   f"start ({problem or 'it ran out of time'}).", "kernel runner failed")
         try:
-            return self._timed(lambda: self._exchange(self.runner, request.message(),
-                                                      protocol.results_cap(step),
-                                                      lambda reply: protocol.results(reply, step)))
-        except WorkerTimeout:
+            return self._exchange(self.runner, request.message(), protocol.results_cap(step),
+                                  lambda reply: protocol.results(reply, step))
+        except WorkerTimeout as timeout:
             self.runner = None
-            return Verdict(TIMEOUT, f"{step.task.name}: stopped after {self.limits.call_s:.1f} s, far longer "
-                                    f"than the reference solution needs: a loop in the kernel that never "
-                                    f"ends, or a thread that waits forever?", "time limit")
+            return Verdict(TIMEOUT, f"{step.task.name}: stopped {timeout}, far longer than the reference "
+                                    f"solution needs: a loop in the kernel that never ends, or a thread that "
+                                    f"waits forever?", "time limit")
         except WorkerDied as death:
             self.runner = None
             return Verdict(ERROR, f"{step.task.name}: the process running the kernel under gpusim ended "
                                   f"({death}).", "process died")
+        except MachineBusy:
+            self.runner = None
+            raise
 
     def _exchange(self, channel: Channel, message: dict, cap: int, check: Callable[[dict], dict]) -> dict:
-        deadline = time.monotonic() + self.limits.call_s
+        """One request and its checked reply, within the call's limit; the slowest is remembered."""
+        deadline = Deadline(self.limits.call_s, self.domain)
         channel.send(message, deadline)
-        return channel.receive(deadline, cap, check)
+        reply = channel.receive(deadline, cap, check)
+        self.slowest_request_s = max(self.slowest_request_s, deadline.spent_s())
+        return reply
 
     # -------------------------------------------------------------------------------------- the workers
 
     def _start_runner(self) -> Channel:
-        start = time.monotonic()
+        deadline = Deadline(self.limits.setup_s, self.domain)
         channel = Channel(self.sandbox.launch([sys.executable, "-P", "-m", "course.grade.runner"], RUNNER_ENV,
-                                              None))
-        deadline = start + self.limits.setup_s
+                                              None, self.domain))
         channel.send({"type": "start", "module": self.assignment.module,
                       "resources": self.limits.resources()}, deadline)
         compiler = channel.receive(deadline, protocol.SETUP_CAP, protocol.ready)
         if not compiler["available"]:
             self.ungated = compiler["reason"]
-        self.setup_seconds = max(self.setup_seconds, time.monotonic() - start)
+        self.setup_seconds = max(self.setup_seconds, deadline.spent_s())
         return channel
 
     def _start_learner(self) -> None:
@@ -232,22 +249,21 @@ class Session:
 
     def _cells_broken(self, failure: CellFailure) -> Verdict:
         if failure.timed_out:
-            return Verdict(TIMEOUT, f"running the notebook's cells took more than "
-                                    f"{self.limits.setup_s:.0f} s, before any check could run.", "time limit")
+            return Verdict(TIMEOUT, f"running the notebook's cells {failure.how}, before any check could "
+                                    f"run.", "time limit")
         return Verdict(ERROR, f"the notebook's process ended while running its cells ({failure.how}).",
                        "process died")
 
     def _learner_attempt(self) -> Channel:
-        start = time.monotonic()
+        deadline = Deadline(self.limits.setup_s, self.domain)
         cells = [[index, label, source] for index, (label, source) in enumerate(self.prepared.cells)
                  if index not in self.skipped]
         sent = {cell[0] for cell in cells}
         try:
             channel = Channel(self.sandbox.launch([sys.executable, "-P", "-m", "course.grade.worker"],
-                                                  LEARNER_ENV, self.notebook))
+                                                  LEARNER_ENV, self.notebook, self.domain))
         except OSError as error:
             raise CellFailure(None, f"it could not start: {error}") from None
-        deadline = start + self.limits.setup_s
         current = None
         try:
             channel.send({"type": "start", "module": self.assignment.module, "cells": cells,
@@ -258,14 +274,14 @@ class Session:
                 if message["type"] != "running":
                     break
                 current = message["cell"]
-        except WorkerTimeout:
-            raise CellFailure(current, f"it ran past {self.limits.setup_s:.0f} s", timed_out=True) from None
+        except WorkerTimeout as timeout:
+            raise CellFailure(current, f"stopped {timeout}", timed_out=True) from None
         except WorkerDied as death:
             raise CellFailure(current, str(death)) from None
         if not self.started_once and not self.hidden_phase:
             self.notes += message["cell_errors"]
             self.started_once = True
-            self.setup_seconds = max(self.setup_seconds, time.monotonic() - start)
+            self.setup_seconds = max(self.setup_seconds, deadline.spent_s())
         return channel
 
     def close(self) -> None:
@@ -345,11 +361,18 @@ def grade_submission(submission: Submission, assignments: dict[str, Assignment],
         prepared = prepare(assignment, cells)
     except Exception as error:  # noqa: BLE001 (one odd notebook must not stop the class)
         return _whole_notebook(grade, assignment, ERROR, f"the grader cannot read its cells ({error})")
-    session = Session(assignment, prepared, limits[assignment.name], sandbox, (submission.path.name, data))
+    try:
+        domain = sandbox.domain()
+    except OSError as error:
+        return _whole_notebook(grade, assignment, ERROR,
+                               f"grader problem: its cgroup could not be made ({error})")
+    session = Session(assignment, prepared, limits[assignment.name], sandbox, (submission.path.name, data),
+                      domain)
     try:
         grade.tasks = grade_tasks(assignment, session, prepared.present)
     finally:
         session.close()
+        sandbox.release(domain)
     grade.notes += list(prepared.notes) + session.notes
     if session.ungated:
         grade.ungated = session.ungated
@@ -378,14 +401,21 @@ def calibrated_limits(reference: SubmissionGrade, memory_bytes: int) -> Limits:
 def grade_all(submissions: list[Submission], assignments: dict[str, Assignment], limits: dict[str, Limits],
               sandbox: Sandbox, max_bytes: int, jobs: int,
               progress: Callable[[int, int, SubmissionGrade], None]) -> list[SubmissionGrade]:
-    """Grade the submissions on ``jobs`` workers at a time; ``progress(done, total, grade)`` after each."""
+    """Grade the submissions on ``jobs`` workers at a time; ``progress(done, total, grade)`` after each. When
+    interrupted, the sandbox is stopped (every worker killed, none started) before the threads are awaited."""
     grades = []
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         futures = [pool.submit(grade_submission, s, assignments, limits, sandbox, max_bytes)
                    for s in submissions]
         for done, future in enumerate(as_completed(futures), start=1):
             grades.append(future.result())
             progress(done, len(futures), grades[-1])
+    except BaseException:
+        sandbox.stop()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return grades
 
 

@@ -15,16 +15,18 @@ from . import wire
 
 MAX_FILE_BYTES = 256 * 2**20
 NEW_PROCESSES = 256  # processes and threads a worker may start
+SUBMISSION_PROCESSES = 2 * NEW_PROCESSES  # in a submission's cgroup: both workers' processes and threads
 MAX_CPU_S = 900  # a backstop for anything that escapes the grader's deadlines
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Deadlines (seconds) and resource limits of one worker."""
+    """Deadlines and resource limits of one worker. Deadlines are seconds of the submission's CPU time where
+    it has a cgroup (:mod:`.deadlines`), else of wall-clock time."""
 
     setup_s: float  # starting the worker and running the learner's cells
     call_s: float  # one request (a check call in W1, one Task's cases in W2)
-    memory_bytes: int
+    memory_bytes: int  # per process (its address space); a submission's cgroup holds all of them to it too
 
     def resources(self) -> dict:
         return {"memory_bytes": self.memory_bytes}

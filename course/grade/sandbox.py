@@ -12,20 +12,24 @@ sandbox's first process ends its PID namespace and every process in it.
 Without bubblewrap (macOS, containers without user namespaces, or ``--sandbox off``), a worker is an ordinary
 process in its own session with the same resource limits, run as a user id of its own when the grader is root
 and that user can reach Python; :data:`UNCONFINED` says what that leaves open.
+
+Either way, a worker starts inside its submission's cgroup where the run has them (:mod:`.cgroups`), and as
+root its user id is leased so that no other worker on the machine holds it at the same time (:mod:`.uids`).
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
-import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from .cgroups import Cgroups, Domain, Stopped
+from .uids import Lease, Uids
 
 COURSE_ROOT = Path(__file__).resolve().parents[2]
 STAGED = ("gpusim", "course", "utils.py")  # what a worker imports; nothing else of the course is staged
@@ -34,8 +38,6 @@ INSIDE_COURSE, INSIDE_HOME = "/course", "/home/learner"
 TMPFS_BYTES = {"/tmp": 128 * 2**20, "/var/tmp": 16 * 2**20, "/dev/shm": 64 * 2**20, INSIDE_HOME: 64 * 2**20}
 SYSTEM_FOLDERS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_CONFIGURATION = ("/etc/ld.so.cache", "/etc/fonts")  # the loader's cache, fontconfig (matplotlib)
-FIRST_UID = 1_900_000_000  # as root, each worker runs as a user id of its own from here (no account needed)
-UID_POOL = 1_000_000
 PROBE_TIMEOUT_S = 60
 
 CONFINED = ("each worker in its own PID, mount, IPC and network namespaces (no network, no unix sockets of "
@@ -46,8 +48,8 @@ CONFINED = ("each worker in its own PID, mount, IPC and network namespaces (no n
             "an unprivileged user; memory, file size, process and CPU limits")
 UNCONFINED = ("learner code can read every file its user can read, the course's solutions/ and .git included "
               "when they are readable, and write wherever that user may",
-              "processes it starts in a new session can outlive the worker and signal other workers of the "
-              "same user",
+              "processes it starts in a new session can outlive the worker (until its submission ends, "
+              "where it has a cgroup) and signal other processes of its user",
               "it shares the network, /tmp and /dev/shm with the machine")
 
 
@@ -89,8 +91,9 @@ class Launch:
     env: dict[str, str]
     cwd: str
     pass_fds: tuple[int, ...]
-    user: int | None  # fallback only: the user id to run as (root grader)
+    user: int | None  # fallback only: the user id to run as (root grader without setpriv)
     cleanup: tuple[Path, ...]  # host folders to remove when the worker is gone
+    lease: Lease | None = None  # its user id, given back when the worker is gone
 
 
 def python_folders() -> list[Path]:
@@ -144,15 +147,6 @@ class Stage:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-_uids = itertools.count()
-_uid_lock = threading.Lock()
-
-
-def _next_uid() -> int:
-    with _uid_lock:
-        return FIRST_UID + (os.getpid() * 1000 + next(_uids)) % UID_POOL
-
-
 def _environment(extra: dict[str, str]) -> dict[str, str]:
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg",
@@ -170,7 +164,13 @@ def _ancestors(paths: list[str]) -> list[str]:
     return folders
 
 
-def _bwrap(stage: Stage, inner: list[str], notebook_fd: int | None, notebook_name: str) -> list[str]:
+def _as_user(uid: int) -> list[str]:
+    """setpriv's command line that runs the rest as ``uid``, without groups or capabilities."""
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
+
+
+def _bwrap(stage: Stage, inner: list[str], notebook_fd: int | None, notebook_name: str,
+           uid: int | None) -> list[str]:
     binds = [str(folder) for folder in python_folders()]
     configuration = [path for path in SYSTEM_CONFIGURATION if os.path.exists(path)]
     command = ["bwrap", "--die-with-parent", "--new-session"]
@@ -204,22 +204,25 @@ def _bwrap(stage: Stage, inner: list[str], notebook_fd: int | None, notebook_nam
     # The folders bwrap made on the way to the binds (/work above a venv, say) belong to the sandbox's user
     # in a user namespace: read-only, so that only the private temporary folders can be written.
     command += ["--remount-ro", "/", "--chdir", INSIDE_HOME]
-    if os.geteuid() == 0:
-        uid = _next_uid()
-        command += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
+    if uid is not None:
+        command += _as_user(uid)
     return command + ["--", *inner]
 
 
 class Sandbox:
     """Starts workers, confined as well as this machine allows (see :class:`Isolation`)."""
 
-    def __init__(self, mode: str = "auto", private: list[Path] = ()):
+    def __init__(self, mode: str = "auto", private: list[Path] = (), cgroups: Cgroups | None = None):
         """``mode``: "auto" (bubblewrap if it works), "bwrap" (required) or "off". ``private``: folders
-        (sources, submissions, output) that must stay out of a worker's sight."""
+        (sources, submissions, output) that must stay out of a worker's sight. ``cgroups``: the run's, which
+        this sandbox then closes."""
+        self.cgroups = cgroups
+        self.stopped = False
+        self.uids = Uids() if os.geteuid() == 0 else None
         self.stage = Stage()
         why_not = "turned off with --sandbox off" if mode == "off" else self._bwrap_problem(list(private))
         if why_not and mode == "bwrap":
-            self.stage.remove()
+            self.close()
             raise SandboxError(f"--sandbox bwrap, but bubblewrap cannot be used here: {why_not}")
         self.isolation = Isolation(not why_not, why_not,
                                    own_user=os.geteuid() == 0 and _open_to_others(python_folders()))
@@ -233,24 +236,62 @@ class Sandbox:
         exposed = _private(private + [COURSE_ROOT])
         if exposed:
             return f"{', '.join(exposed)} lies inside the Python installation, which workers must see"
-        launch = self._confined([sys.executable, "-I", "-c", "import numpy"], _environment({}), None)
+        try:
+            launch = self._confined([sys.executable, "-I", "-c", "import numpy"], _environment({}), None)
+        except OSError as error:
+            return f"no user id for a worker ({error})"
         try:
             run = subprocess.run(launch.argv, env=launch.env, cwd=launch.cwd, capture_output=True,
                                  timeout=PROBE_TIMEOUT_S, start_new_session=True)
         except (OSError, subprocess.TimeoutExpired) as error:
             return f"bwrap failed to start ({error})"
+        finally:
+            if launch.lease is not None:
+                launch.lease.release()
         if run.returncode != 0:
             return f"bwrap failed ({run.stderr.decode(errors='replace').strip()[-300:]})"
         return ""
 
-    def launch(self, inner: list[str], env: dict[str, str], notebook: Notebook) -> Launch:
+    def statement(self) -> list[str]:
+        """What confines workers, and what each submission may use, in words."""
+        return self.isolation.statement() + (self.cgroups.statement() if self.cgroups else [])
+
+    def domain(self) -> Domain | None:
+        """A new submission's cgroup, or None where the run has none (:class:`~.cgroups.Stopped` once the
+        run is stopped; OSError when it cannot be made)."""
+        if self.stopped:
+            raise Stopped()
+        return self.cgroups.domain() if self.cgroups else None
+
+    def release(self, domain: Domain | None) -> None:
+        """Kill what is left of a submission and remove its cgroup."""
+        if domain is not None:
+            self.cgroups.release(domain)
+
+    def stop(self) -> None:
+        """The run was interrupted: start no more workers, and kill every submission's processes."""
+        self.stopped = True
+        if self.cgroups:
+            self.cgroups.stop()
+
+    def launch(self, inner: list[str], env: dict[str, str], notebook: Notebook,
+               domain: Domain | None = None) -> Launch:
         """How to start ``inner`` (a Python command line) confined, with ``env`` added to a minimal
-        environment and a read-only copy of ``notebook`` (name, bytes) in its working folder."""
+        environment and a read-only copy of ``notebook`` (name, bytes) in its working folder, inside the
+        cgroup ``domain`` when given."""
+        if self.stopped:
+            raise Stopped()
         if self.isolation.sandboxed:
-            return self._confined(inner, _environment(env), notebook)
-        return self._unconfined(inner, _environment(env), notebook)
+            launch = self._confined(inner, _environment(env), notebook)
+        else:
+            launch = self._unconfined(inner, _environment(env), notebook)
+        return replace(launch, argv=domain.wrap(launch.argv)) if domain is not None else launch
+
+    def _lease(self) -> Lease | None:
+        return self.uids.lease() if self.uids is not None else None
 
     def _confined(self, inner: list[str], env: dict[str, str], notebook: Notebook) -> Launch:
+        lease = self._lease()
         fd = None
         if notebook is not None:
             fd = os.memfd_create("notebook", os.MFD_CLOEXEC)
@@ -258,20 +299,25 @@ class Sandbox:
             os.lseek(fd, 0, os.SEEK_SET)
         env |= {"HOME": INSIDE_HOME, "PYTHONPATH": INSIDE_COURSE, "TMPDIR": "/tmp",
                 "MPLCONFIGDIR": INSIDE_HOME, "NUMBA_CACHE_DIR": INSIDE_HOME}
-        argv = _bwrap(self.stage, inner, fd, notebook[0] if notebook else "")
-        return Launch(argv, env, "/", (fd,) if fd is not None else (), None, ())
+        argv = _bwrap(self.stage, inner, fd, notebook[0] if notebook else "", lease and lease.uid)
+        return Launch(argv, env, "/", (fd,) if fd is not None else (), None, (), lease)
 
     def _unconfined(self, inner: list[str], env: dict[str, str], notebook: Notebook) -> Launch:
+        lease = self._lease() if self.isolation.own_user else None
         home = Path(tempfile.mkdtemp(prefix="gpusim-grade-worker-"))
-        user = _next_uid() if self.isolation.own_user else None
         if notebook is not None:
             (home / notebook[0]).write_bytes(notebook[1])
-        if user is not None:
+        if lease is not None:
             for path in [home, *home.iterdir()]:
-                os.chown(path, user, user)
+                os.chown(path, lease.uid, lease.uid)
         env |= {"HOME": str(home), "PYTHONPATH": str(self.stage.course), "TMPDIR": str(home),
                 "MPLCONFIGDIR": str(home), "NUMBA_CACHE_DIR": str(home)}
-        return Launch(inner, env, str(home), (), user, (home,))
+        if lease is not None and shutil.which("setpriv"):  # the user changes after entering the cgroup
+            return Launch([*_as_user(lease.uid), "--", *inner], env, str(home), (), None, (home,), lease)
+        return Launch(inner, env, str(home), (), lease and lease.uid, (home,), lease)
 
     def close(self) -> None:
+        """Remove the staged course and, with the run's cgroups, every process and cgroup left."""
+        if self.cgroups:
+            self.cgroups.close()
         self.stage.remove()
