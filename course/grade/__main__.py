@@ -24,8 +24,9 @@ from .grading import (
 )
 from .judging import PASSED
 from .limits import Limits
-from .reports import number, summary, write_csv, write_feedback
+from .reports import MAX_REASON, number, summary, write_csv, write_feedback
 from .sandbox import COURSE_ROOT, Sandbox, SandboxError
+from .text import file_name, safe_text
 
 DEFAULT_SOURCES = COURSE_ROOT / "solutions"
 DEFAULT_MEMORY_MB = 2048
@@ -61,7 +62,11 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
         echo(f"warning: the source notebook {name} cannot be used: {problem}")
     learners, orphans = find_learners(args.submissions)
     for orphan in orphans:
-        echo(f"skipped {orphan}: put each learner's notebooks in a folder named after the learner")
+        echo(f"skipped {safe_text(orphan, MAX_REASON)}: put each learner's notebooks in a folder named after "
+             f"the learner")
+    for learner in learners:
+        for skipped in learner.skipped:
+            echo(f"{file_name(learner.name)}: {safe_text(skipped, MAX_REASON)}")
     args.out.mkdir(parents=True, exist_ok=True)
     sandbox = Sandbox(args.sandbox, [args.sources, args.submissions, args.out])
     try:
@@ -81,8 +86,9 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
         def progress(done: int, total: int, grade: SubmissionGrade) -> None:
             score = f"{number(grade.points)}/{number(grade.max_points)} points" if grade.tasks else \
                 "not graded"
-            how = grade.problem or f"{grade.seconds:.1f} s"
-            echo(f"[{done:{len(str(total))}}/{total}] {grade.learner}/{grade.assignment}: {score} ({how})")
+            how = safe_text(grade.problem, MAX_REASON) if grade.problem else f"{grade.seconds:.1f} s"
+            name = f"{file_name(grade.learner)}/{file_name(grade.assignment)}"
+            echo(f"[{done:{len(str(total))}}/{total}] {name}: {score} ({how})")
 
         submissions = [submission for selection in selections for submission in selection.submissions]
         grades = grade_all(submissions, assignments, limits, sandbox, max_bytes, args.jobs, progress)
@@ -121,6 +127,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.stdout.reconfigure(errors="replace")  # a terminal that cannot show a learner's name shows "?"
     try:
         grade_folder(parse_args(argv))
     except SandboxError as error:

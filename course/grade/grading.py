@@ -24,6 +24,7 @@ from .channel import Channel, WorkerDied, WorkerTimeout
 from .discovery import Refusal, Submission
 from .judging import (
     ERROR,
+    FAILED,
     MISSING,
     PASSED,
     TIMEOUT,
@@ -38,11 +39,13 @@ from .limits import Limits
 from .recording import FUNCTION
 from .restore import Prepared, Unreadable, match_assignment, parse_notebook, prepare, read_regular_file
 from .sandbox import Sandbox
+from .serving import Serving
 
 CALIBRATION_LIMITS_S = (120.0, 60.0)  # (setup, call) while the reference solution is timed
 SLOWDOWN, MARGIN_S = 2.0, 3.0  # a request may take SLOWDOWN times the reference's longest plus MARGIN_S
 SETUP_MARGIN_S = 15.0
 MAX_SKIPPED_CELLS = 3
+HIDDEN_FAILED = "hidden tests failed"  # the CSV's reason, whatever the way they failed
 LEARNER_ENV = {"COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1"}
 RUNNER_ENV = {"NUMBA_ENABLE_CUDASIM": "0"}
 
@@ -123,14 +126,15 @@ class Session:
         return CallOutcome(call, verdict, time.monotonic() - start)
 
     def _verdict(self, call: CheckCall) -> Verdict:
-        answer = self._ask_learner(call)
+        serving = Serving(call)
+        answer = self._ask_learner(call, serving)
         if isinstance(answer, Verdict):
             return answer
         if answer["type"] == "missing":
             return missing_names(answer["names"])
         for index, (planned, got) in enumerate(zip(call.steps, answer["steps"], strict=False)):
             if got["kind"] == FUNCTION:
-                verdict = judge_results(planned, got["results"])
+                verdict = judge_results(planned, serving.with_reads(index, got["results"]))
             elif got["error"] is not None:
                 verdict = kernel_refused(planned, got["error"])
             else:
@@ -150,24 +154,27 @@ class Session:
         self.slowest_request_s = max(self.slowest_request_s, time.monotonic() - start)
         return reply
 
-    def _ask_learner(self, call: CheckCall) -> dict | Verdict:
-        """W1's checked answer to one call, or the verdict when there is none."""
+    def _ask_learner(self, call: CheckCall, serving: Serving) -> dict | Verdict:
+        """W1's checked answer to one call (its reads of chunked inputs served on the way), or the verdict
+        when there is none."""
         if self.learner is None and self.broken is None:
             self._start_learner()
         if self.broken is not None:
             return self.broken
         message = {"type": "call", "function": call.function, "names": list(call.names),
-                   "keywords": call.keywords}
+                   "keywords": call.keywords, "inputs": serving.inputs()}
         try:
             return self._timed(lambda: self._exchange(self.learner, message, protocol.answer_cap(call),
-                                                      lambda reply: protocol.answer(reply, call)))
+                                                      lambda reply: protocol.answer_or_read(reply, call,
+                                                                                            serving),
+                                                      serving))
         except WorkerTimeout:
             self.learner = None
             return Verdict(TIMEOUT, f"stopped after {self.limits.call_s:.1f} s, far longer than the "
-                                    f"reference solution needs: a loop that never ends?", "time limit")
+                                    f"reference solution needs: a loop that never ends?")
         except WorkerDied as death:
             self.learner = None
-            return Verdict(ERROR, f"the notebook's process ended during the check ({death}).", "process died")
+            return Verdict(ERROR, f"the notebook's process ended during the check ({death}).")
 
     def _run_kernel(self, call: CheckCall, index: int, got: dict) -> list[dict] | Verdict:
         """W2's checked results for one kernel Task, or the verdict when there are none."""
@@ -179,7 +186,7 @@ class Session:
                 self.runner = self._start_runner()
         except (WorkerTimeout, WorkerDied, OSError) as problem:
             return Verdict(ERROR, f"{step.task.name}: the process that runs kernels under gpusim could not "
-                                  f"start ({problem or 'it ran out of time'}).", "kernel runner failed")
+                                  f"start ({problem or 'it ran out of time'}).")
         try:
             return self._timed(lambda: self._exchange(self.runner, request.message(),
                                                       protocol.results_cap(step),
@@ -188,16 +195,22 @@ class Session:
             self.runner = None
             return Verdict(TIMEOUT, f"{step.task.name}: stopped after {self.limits.call_s:.1f} s, far longer "
                                     f"than the reference solution needs: a loop in the kernel that never "
-                                    f"ends, or a thread that waits forever?", "time limit")
+                                    f"ends, or a thread that waits forever?")
         except WorkerDied as death:
             self.runner = None
             return Verdict(ERROR, f"{step.task.name}: the process running the kernel under gpusim ended "
-                                  f"({death}).", "process died")
+                                  f"({death}).")
 
-    def _exchange(self, channel: Channel, message: dict, cap: int, check: Callable[[dict], dict]) -> dict:
+    def _exchange(self, channel: Channel, message: dict, cap: int, check: Callable[[dict], dict],
+                  serving: Serving | None = None) -> dict:
+        """Send one request and return the checked reply; the reads that come first are served."""
         deadline = time.monotonic() + self.limits.call_s
         channel.send(message, deadline)
-        return channel.receive(deadline, cap, check)
+        while True:
+            reply = channel.receive(deadline, cap, check)
+            if serving is None or reply["type"] != "read":
+                return reply
+            channel.send(serving.serve(reply), deadline)
 
     # -------------------------------------------------------------------------------------- the workers
 
@@ -233,9 +246,8 @@ class Session:
     def _cells_broken(self, failure: CellFailure) -> Verdict:
         if failure.timed_out:
             return Verdict(TIMEOUT, f"running the notebook's cells took more than "
-                                    f"{self.limits.setup_s:.0f} s, before any check could run.", "time limit")
-        return Verdict(ERROR, f"the notebook's process ended while running its cells ({failure.how}).",
-                       "process died")
+                                    f"{self.limits.setup_s:.0f} s, before any check could run.")
+        return Verdict(ERROR, f"the notebook's process ended while running its cells ({failure.how}).")
 
     def _learner_attempt(self) -> Channel:
         start = time.monotonic()
@@ -278,14 +290,17 @@ class Session:
 # ------------------------------------------------------------------------------------------ tasks
 
 def _task_grade(task: GradedTask, outcomes: list[CallOutcome]) -> TaskGrade:
+    """All or nothing. A failed hidden call reads ``failed``, with the same reason whatever happened (a wrong
+    value, an error, a crash, a timeout): the learner's code chooses how it fails, so anything more would
+    carry bits of the hidden inputs out. One bit per task is all a hidden test reveals."""
     failed = next((o for o in outcomes if o.verdict.status != PASSED), None)
     if failed is None:
         return TaskGrade(task, PASSED, task.points, tuple(outcomes), "")
     verdict = failed.verdict
+    if failed.call.hidden:
+        return TaskGrade(task, FAILED, 0, tuple(outcomes), HIDDEN_FAILED)
     if verdict.status == TIMEOUT:
         reason = "ran past the time limit: a loop that never ends?"
-    elif failed.call.hidden:
-        reason = f"hidden tests: {verdict.kind}"
     else:
         reason = _short(verdict.message)
     return TaskGrade(task, verdict.status, 0, tuple(outcomes), reason)

@@ -27,6 +27,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from .staging import strip_grader_only
+
 COURSE_ROOT = Path(__file__).resolve().parents[2]
 STAGED = ("gpusim", "course", "utils.py")  # what a worker imports; nothing else of the course is staged
 NOT_STAGED = (Path("course", "kernels"),)  # the lessons' kernel ladders: no check imports them
@@ -127,9 +129,10 @@ def _not_staged(folder: str, names: list[str]) -> set[str]:
 
 
 class Stage:
-    """A read-only copy of the course code a worker needs, made once per run."""
+    """A read-only copy of the course code a worker needs, made once per run; for the learner worker
+    (``learner``), without the bodies of the functions only the grader may run (:mod:`.staging`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, learner: bool = False) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="gpusim-grade-stage-"))
         self.course = self.root / "course"
         for name in STAGED:
@@ -137,6 +140,8 @@ class Stage:
                 shutil.copytree(COURSE_ROOT / name, self.course / name, ignore=_not_staged)
             else:
                 shutil.copy2(COURSE_ROOT / name, self.course / name)
+        if learner:
+            strip_grader_only(self.course)
         for path in [self.root, *self.root.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
 
@@ -216,10 +221,10 @@ class Sandbox:
     def __init__(self, mode: str = "auto", private: list[Path] = ()):
         """``mode``: "auto" (bubblewrap if it works), "bwrap" (required) or "off". ``private``: folders
         (sources, submissions, output) that must stay out of a worker's sight."""
-        self.stage = Stage()
+        self.stage, self.learner_stage = Stage(), Stage(learner=True)
         why_not = "turned off with --sandbox off" if mode == "off" else self._bwrap_problem(list(private))
         if why_not and mode == "bwrap":
-            self.stage.remove()
+            self.close()
             raise SandboxError(f"--sandbox bwrap, but bubblewrap cannot be used here: {why_not}")
         self.isolation = Isolation(not why_not, why_not,
                                    own_user=os.geteuid() == 0 and _open_to_others(python_folders()))
@@ -245,7 +250,8 @@ class Sandbox:
 
     def launch(self, inner: list[str], env: dict[str, str], notebook: Notebook) -> Launch:
         """How to start ``inner`` (a Python command line) confined, with ``env`` added to a minimal
-        environment and a read-only copy of ``notebook`` (name, bytes) in its working folder."""
+        environment and a read-only copy of ``notebook`` (name, bytes) in its working folder. A worker given
+        a notebook runs learner code: it sees the learner's stage of the course."""
         if self.isolation.sandboxed:
             return self._confined(inner, _environment(env), notebook)
         return self._unconfined(inner, _environment(env), notebook)
@@ -258,7 +264,7 @@ class Sandbox:
             os.lseek(fd, 0, os.SEEK_SET)
         env |= {"HOME": INSIDE_HOME, "PYTHONPATH": INSIDE_COURSE, "TMPDIR": "/tmp",
                 "MPLCONFIGDIR": INSIDE_HOME, "NUMBA_CACHE_DIR": INSIDE_HOME}
-        argv = _bwrap(self.stage, inner, fd, notebook[0] if notebook else "")
+        argv = _bwrap(self._stage(notebook), inner, fd, notebook[0] if notebook else "")
         return Launch(argv, env, "/", (fd,) if fd is not None else (), None, ())
 
     def _unconfined(self, inner: list[str], env: dict[str, str], notebook: Notebook) -> Launch:
@@ -269,9 +275,13 @@ class Sandbox:
         if user is not None:
             for path in [home, *home.iterdir()]:
                 os.chown(path, user, user)
-        env |= {"HOME": str(home), "PYTHONPATH": str(self.stage.course), "TMPDIR": str(home),
+        env |= {"HOME": str(home), "PYTHONPATH": str(self._stage(notebook).course), "TMPDIR": str(home),
                 "MPLCONFIGDIR": str(home), "NUMBA_CACHE_DIR": str(home)}
         return Launch(inner, env, str(home), (), user, (home,))
 
+    def _stage(self, notebook: Notebook) -> Stage:
+        return self.stage if notebook is None else self.learner_stage
+
     def close(self) -> None:
         self.stage.remove()
+        self.learner_stage.remove()
