@@ -107,6 +107,12 @@ class ServedArray:
     def __len__(self) -> int:
         return self.shape[0]
 
+    def __array__(self, dtype=None, copy=None):
+        from course.tasks.chunks import ChunkReadError
+
+        raise ChunkReadError(f"`{self._where[2]}` stays with the grader: read it through the reader you were "
+                             f"given, a chunk at a time.")
+
     def __getitem__(self, key):
         first, rest = (key[0], key[1:]) if isinstance(key, tuple) and key else (key, ())
         whole = first is Ellipsis  # x[...]: every row, the key applies as it is

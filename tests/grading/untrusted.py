@@ -13,8 +13,6 @@ import json
 import os
 from pathlib import Path
 
-from course.grade.text import file_name
-
 from .fake_class import _learner_notebook, _solved
 from .hostile import REPLY_PIPES
 from .learners import A01, UNSOLVED
@@ -192,7 +190,7 @@ EXPECTED = {  # learner (as the CSV names it) -> assignment -> (points, statuses
     "jos%E9": {A01: SOLVED_01},
     "resume": {A01: SOLVED_01, "notes %FF": (0, (E,))},
     "formula": {"=1+2*cmd|' -c calc'!A0": (0, (E,))},
-    file_name(ESCAPE_FOLDER): {A01: SOLVED_01},
+    "%1B[1A%1B[2K%0D[1 of 1] correct: 5 of 5 points (1.0 s)%0Aforged": {A01: SOLVED_01},  # ESCAPE_FOLDER
     "deep": {A01: SOLVED_01},
     "bloated_cells": {A01: (0, (E, E, E))},
     "surrogate": {A01: (3, (P, F, P))},
