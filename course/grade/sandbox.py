@@ -3,12 +3,11 @@
 With bubblewrap (``bwrap``, the sandbox under Flatpak), every worker gets new PID, mount, IPC, UTS and network
 namespaces, dies with the grader, and sees only: /usr and the system libraries, the Python installation and
 virtual environment, a read-only staged copy of the course code it needs (``gpusim/``, ``course/`` without
-its kernel ladders, and ``utils.py``; no ``.git``, no ``solutions/``, no ``tests/``, no checkout; the
-learner worker's copy without the grader-only functions, :mod:`.staging`), its own notebook's copy, and
-private, size-limited /tmp, /var/tmp, /dev/shm and home folders. It runs as an unprivileged user: as root,
-bwrap sets up the mounts and ``setpriv`` then drops to a user id of its own (no capabilities,
-``no_new_privs``); otherwise a user namespace maps the instructor's account. Killing the sandbox's first
-process ends its PID namespace and every process in it.
+its kernel ladders, and ``utils.py``; no ``.git``, no ``solutions/``, no ``tests/``, no checkout), its own
+notebook's copy, and private, size-limited /tmp, /var/tmp, /dev/shm and home folders. It runs as an
+unprivileged user: as root, bwrap sets up the mounts and ``setpriv`` then drops to a user id of its own (no
+capabilities, ``no_new_privs``); otherwise a user namespace maps the instructor's account. Killing the
+sandbox's first process ends its PID namespace and every process in it.
 
 Without bubblewrap (macOS, containers without user namespaces, or ``--sandbox off``), a worker is an ordinary
 process in its own session with the same resource limits, run as a user id of its own when the grader is root
