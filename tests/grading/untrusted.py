@@ -31,9 +31,14 @@ DEEP_LEVELS = 1000
 
 # -------------------------------------------------------------------------------- text from learner code
 
-SURROGATE_LAUNCH = '''
-def launch_grayscale(kernel, rgb, gray, height, width):
-    raise ValueError("an image of \\udce9 and \\ud800 pixels")
+SURROGATE_KERNEL = '''
+class Unreadable:
+    @property
+    def py_func(self):  # the grader's worker reads the kernel's function here: its message reaches the CSV
+        raise ValueError("an image of \\udce9 and \\ud800 pixels")
+
+
+grayscale = Unreadable()
 '''
 SURROGATE_CELL = 'raise RuntimeError("a lone \\udcff surrogate in a cell")\n'
 
@@ -120,8 +125,8 @@ def notebooks() -> dict[str, dict[str, dict]]:
         after_setup: [SEEDS_IN_SIGHT],
         "launch_grayscale_solution": COVERT_LAUNCH.replace("{how}", how)})} for kind, how in COVERT.items()}
     return {
-        "surrogate": {f"{A01}.ipynb": _learner_notebook(A01, {"launch_grayscale_solution": SURROGATE_LAUNCH,
-                                                             after_setup: [SURROGATE_CELL]})},
+        "surrogate": {f"{A01}.ipynb": _learner_notebook(A01, {
+            after_setup: [SURROGATE_CELL], ("after", "grayscale_solution"): [SURROGATE_KERNEL]})},
         "quadratic": {f"{A01}.ipynb": _learner_notebook(A01, {after_setup: [QUADRATIC_REPLY]})},
         **covert,
         "online_honest": {f"{A06}.ipynb": _plain_only(A06)},
@@ -189,7 +194,7 @@ SOLVED_01 = (5, (P, P, P))
 EXPECTED = {  # learner (as the CSV names it) -> assignment -> (points, statuses of its rows)
     "jos%E9": {A01: SOLVED_01},
     "resume": {A01: SOLVED_01, "notes %FF": (0, (E,))},
-    "formula": {"=1+2*cmd|' -c calc'!A0": (0, (E,))},
+    "formula": {"'=1+2*cmd|' -c calc'!A0": (0, (E,))},  # a formula in a cell starts with an apostrophe
     "%1B[1A%1B[2K%0D[1 of 1] correct: 5 of 5 points (1.0 s)%0Aforged": {A01: SOLVED_01},  # ESCAPE_FOLDER
     "deep": {A01: SOLVED_01},
     "bloated_cells": {A01: (0, (E, E, E))},
