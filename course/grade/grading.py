@@ -45,7 +45,7 @@ CALIBRATION_LIMITS_S = (120.0, 60.0)  # (setup, call) while the reference soluti
 SLOWDOWN, MARGIN_S = 2.0, 3.0  # a request may take SLOWDOWN times the reference's longest plus MARGIN_S
 SETUP_MARGIN_S = 15.0
 MAX_SKIPPED_CELLS = 3
-HIDDEN_FAILED = "hidden tests failed"  # the CSV's reason, whatever the way they failed
+HIDDEN_REASON = "hidden tests failed"  # the CSV's reason, however they failed
 LEARNER_ENV = {"COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1"}
 RUNNER_ENV = {"NUMBA_ENABLE_CUDASIM": "0"}
 
@@ -298,7 +298,7 @@ def _task_grade(task: GradedTask, outcomes: list[CallOutcome]) -> TaskGrade:
         return TaskGrade(task, PASSED, task.points, tuple(outcomes), "")
     verdict = failed.verdict
     if failed.call.hidden:
-        return TaskGrade(task, FAILED, 0, tuple(outcomes), HIDDEN_FAILED)
+        return TaskGrade(task, FAILED, 0, tuple(outcomes), HIDDEN_REASON)
     if verdict.status == TIMEOUT:
         reason = "ran past the time limit: a loop that never ends?"
     else:
