@@ -240,7 +240,7 @@ def _fixture_class_details(run: Run) -> None:
     assert "FileNotFoundError" in cheater  # the source notebook it tried to read is not in its sandbox
     partial = _feedback(run, "partial", learners.A01)
     assert "Visible tests: ✓ vector_add" in partial
-    assert "Hidden tests (other random inputs): failed, wrong values." in partial
+    assert "Hidden tests (other random inputs): failed. Of hidden tests you learn only" in partial
     assert "restored it from the source" in _feedback(run, "edited_locked", learners.A02)
 
 

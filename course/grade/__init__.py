@@ -15,10 +15,12 @@ summary that says what the sandbox guaranteed.
 Modules, one job each: :mod:`.assignments` (the source notebooks and their checks), :mod:`.recording` (which
 Task each check function runs), :mod:`.discovery` (finding submissions, input rules), :mod:`.restore` (reading
 a submission and restoring its locked cells), :mod:`.wire` (JSON lines and arrays, with limits),
-:mod:`.protocol` (the messages and their schemas), :mod:`.sandbox` (how a worker is confined), :mod:`.cgroups`
-(a resource domain per submission), :mod:`.uids` (worker user ids, unique on the machine), :mod:`.deadlines`
-(when a request has taken too long, and whose doing that is), :mod:`.channel` (a running worker under
-deadlines and caps), :mod:`.limits` (what a worker does to itself first), :mod:`.worker` and :mod:`.runner`
-(the two workers), :mod:`.judging` (trusted verdicts), :mod:`.grading` (putting it together, in parallel) and
-:mod:`.reports` (CSV, feedback, summary).
+:mod:`.protocol` (the messages and their schemas), :mod:`.sandbox` (how a worker is confined), :mod:`.staging`
+(the learner worker's copy of the course, without what only the grader may run), :mod:`.cgroups` (a resource
+domain per submission), :mod:`.uids` (worker user ids, unique on the machine), :mod:`.deadlines` (when a
+request has taken too long, and whose doing that is), :mod:`.channel` (a running worker under deadlines and
+caps), :mod:`.limits` (what a worker does to itself first), :mod:`.worker` and :mod:`.runner` (the two
+workers), :mod:`.serving` (the plain-Python tasks' inputs, handed out a chunk at a time), :mod:`.judging`
+(trusted verdicts), :mod:`.grading` (putting it together, in parallel), :mod:`.text` (learner text made safe
+to write) and :mod:`.reports` (CSV, feedback, summary).
 """

@@ -18,7 +18,6 @@ from .assignments import load_assignments
 from .cgroups import DELEGATED, Budget, Cgroups, delegation_command
 from .discovery import find_learners, select, unanswered
 from .grading import (
-    GRADER_PROBLEM,
     SubmissionGrade,
     calibrated_limits,
     grade_all,
@@ -27,8 +26,9 @@ from .grading import (
 )
 from .judging import PASSED
 from .limits import SUBMISSION_PROCESSES, Limits
-from .reports import number, summary, write_csv, write_feedback
+from .reports import MAX_REASON, number, summary, write_csv, write_feedback
 from .sandbox import COURSE_ROOT, Sandbox, SandboxError
+from .text import file_name, safe_text
 
 DEFAULT_SOURCES = COURSE_ROOT / "solutions"
 DEFAULT_MEMORY_MB = 2048
@@ -65,7 +65,11 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
         echo(f"warning: the source notebook {name} cannot be used: {problem}")
     learners, orphans = find_learners(args.submissions)
     for orphan in orphans:
-        echo(f"skipped {orphan}: put each learner's notebooks in a folder named after the learner")
+        echo(f"skipped {safe_text(orphan, MAX_REASON)}: put each learner's notebooks in a folder named after "
+             f"the learner")
+    for learner in learners:
+        for skipped in learner.skipped:
+            echo(f"{file_name(learner.name)}: {safe_text(skipped, MAX_REASON)}")
     args.out.mkdir(parents=True, exist_ok=True)
     cgroups = Cgroups(Budget(args.memory_mb * 2**20, SUBMISSION_PROCESSES), args.jobs)
     sandbox = Sandbox(args.sandbox, [args.sources, args.submissions, args.out], cgroups)
@@ -86,8 +90,9 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
         def progress(done: int, total: int, grade: SubmissionGrade) -> None:
             score = f"{number(grade.points)}/{number(grade.max_points)} points" if grade.tasks else \
                 "not graded"
-            how = grade.problem or f"{grade.seconds:.1f} s"
-            echo(f"[{done:{len(str(total))}}/{total}] {grade.learner}/{grade.assignment}: {score} ({how})")
+            how = safe_text(grade.problem, MAX_REASON) if grade.problem else f"{grade.seconds:.1f} s"
+            name = f"{file_name(grade.learner)}/{file_name(grade.assignment)}"
+            echo(f"[{done:{len(str(total))}}/{total}] {name}: {score} ({how})")
 
         submissions = [submission for selection in selections for submission in selection.submissions]
         grades = grade_all(submissions, assignments, limits, sandbox, max_bytes, args.jobs, progress)
@@ -97,13 +102,13 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
     write_csv(grades, args.out / "grades.csv")
     write_feedback(grades, args.out / "feedback")
     echo(summary(grades, time.monotonic() - start, args.jobs, isolation))
-    busy = [grade for grade in grades if any(outcome.verdict.kind == GRADER_PROBLEM
+    busy = [grade for grade in grades if any(outcome.verdict.grader_problem
                                              for task in grade.tasks for outcome in task.calls)]
     if busy:
         echo(f"WARNING: the machine was too busy to run some checks of {len(busy)} notebook(s), even when "
              f"tried again: a grader problem, marked so in their rows. Grade them again on a quieter "
              f"machine: "
-             + ", ".join(f"{grade.learner}/{grade.assignment}" for grade in busy[:5]))
+             + ", ".join(f"{file_name(grade.learner)}/{file_name(grade.assignment)}" for grade in busy[:5]))
     echo(f"Wrote {args.out / 'grades.csv'} and {args.out / 'feedback'}/")
     return grades
 
@@ -140,6 +145,7 @@ def _interrupted(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.stdout.reconfigure(errors="replace")  # a terminal that cannot show a learner's name shows "?"
     args = parse_args(argv)
     delegated = delegation_command([sys.executable, "-m", "course.grade",
                                     *(sys.argv[1:] if argv is None else argv)])

@@ -12,7 +12,12 @@ The input rules (nothing here opens a file that is not a regular one):
 * a notebook whose name starts with a dot (or that sits in a dot-folder such as ``.ipynb_checkpoints``) is not
   graded; when it is all a learner has for an assignment, the row says so;
 * one notebook per learner and assignment: when there are several, the newest (modification time) counts and
-  the feedback lists the others.
+  the feedback lists the others;
+* a learner's folder is searched without recursion, at most :data:`MAX_DEPTH` folders deep and
+  :data:`MAX_SCANNED` entries in all; what lies beyond, or cannot be listed, is reported, never fatal.
+
+Names are kept as the file system gives them (an undecodable byte as a surrogate); :mod:`.text` makes them
+safe wherever they are written.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from .restore import Unreadable, match_assignment, read_notebook
 NBGRADER_FOLDER = "submitted"
 SUFFIX = ".ipynb"
 MAX_ENTRIES = 500  # notebooks looked at per learner
+MAX_DEPTH = 8  # folders below a learner's folder that are searched
+MAX_SCANNED = 20_000  # entries of a learner's folders looked at, notebooks or not
+MAX_SKIPPED_SHOWN = 3
 KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
          (stat.S_ISDIR, "a folder"))
@@ -56,6 +64,7 @@ class Learner:
     notebooks: tuple[Entry, ...] = ()  # regular or not; dot-named ones apart
     dotted: tuple[Entry, ...] = ()
     problem: str = ""  # the learner's folder itself cannot be graded
+    skipped: tuple[str, ...] = ()  # parts of the folder that were not searched, and why
 
 
 @dataclass(frozen=True)
@@ -91,19 +100,68 @@ def _entry(path: Path) -> Entry:
     return Entry(path, info.st_mode, info.st_size, info.st_mtime_ns)
 
 
+def _listing(folder: Path, budget: int) -> tuple[list[os.DirEntry], bool]:
+    """At most ``budget`` entries of a folder, sorted by name, and whether there were more."""
+    entries = []
+    with os.scandir(folder) as listing:
+        for entry in listing:
+            if len(entries) == budget:
+                return sorted(entries, key=lambda e: e.name), True
+            entries.append(entry)
+    return sorted(entries, key=lambda e: e.name), False
+
+
+def _walk(folder: Path) -> tuple[list[Path], list[str]]:
+    """The ``*.ipynb`` names under a learner's folder, depth first in name order, without following links,
+    entering dot-folders or recursing; and what was not searched, in words (relative to the folder)."""
+    found, skipped, scanned = [], [], 0
+    pending = [(folder, 0)]
+    while pending:
+        current, depth = pending.pop()
+        where = current.relative_to(folder)
+        try:
+            entries, more = _listing(current, MAX_SCANNED - scanned)
+        except OSError as error:
+            skipped.append(f"the folder `{where}` could not be listed ({error.strerror})")
+            continue
+        scanned += len(entries)
+        folders = []
+        for entry in entries:
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_folder = False
+            if is_folder and not entry.name.startswith("."):
+                folders.append(Path(entry.path))
+            elif not is_folder and entry.name.endswith(SUFFIX):
+                found.append(Path(entry.path))
+        if more:
+            skipped.append(f"the search stopped in `{where}`, after {MAX_SCANNED} entries in all")
+            break
+        if folders and depth == MAX_DEPTH:
+            skipped.append(f"the folders in `{where}` lie more than {MAX_DEPTH} levels deep and were not "
+                           f"searched")
+        elif folders:
+            pending += [(path, depth + 1) for path in reversed(folders)]
+    if len(skipped) > MAX_SKIPPED_SHOWN:
+        skipped[MAX_SKIPPED_SHOWN:] = [f"and {len(skipped) - MAX_SKIPPED_SHOWN} more parts were not searched"]
+    return found, skipped
+
+
 def _learner(folder: Path, name: str) -> Learner:
     """The notebooks of one learner's folder (never following a symbolic link)."""
     if not stat.S_ISDIR(os.lstat(folder).st_mode):
         kind = _entry(folder).kind
         return Learner(name, problem=f"`{name}` is {kind}, not a folder: hand in a folder of notebooks")
     notebooks, dotted = [], []
-    for parent, folders, files in os.walk(folder):
-        folders[:] = sorted(f for f in folders if not f.startswith("."))
-        for file in sorted(files):
-            if not file.endswith(SUFFIX) or len(notebooks) + len(dotted) >= MAX_ENTRIES:
-                continue
-            (dotted if file.startswith(".") else notebooks).append(_entry(Path(parent) / file))
-    return Learner(name, tuple(notebooks), tuple(dotted))
+    found, skipped = _walk(folder)
+    for path in found[:MAX_ENTRIES]:
+        try:
+            entry = _entry(path)
+        except OSError:
+            continue  # gone since the folder was listed
+        (dotted if path.name.startswith(".") else notebooks).append(entry)
+    return Learner(name, tuple(notebooks), tuple(dotted), skipped=tuple(skipped))
 
 
 def find_learners(root: Path) -> tuple[list[Learner], list[Path]]:
@@ -186,6 +244,7 @@ def select(learner: Learner, assignments: dict[str, Assignment], max_bytes: int)
                          f"`{newest.path.name}`, was graded (not {others}).")
         if name in refused:
             notes.append(f"Not graded: {refused.pop(name)}.")
+        notes += [f"Not searched: {skipped}." for skipped in learner.skipped]
         selection.submissions.append(Submission(learner.name, newest.path, name, tuple(notes)))
     selection.refusals += [Refusal(learner.name, name, "error", reason)
                            for name, reason in sorted(refused.items())]
@@ -201,4 +260,6 @@ def unanswered(learner: Learner, selection: Selection, graded: list[str]) -> lis
     missing = [name for name in graded if name not in handled]
     if not missing and not handled:
         missing = ["-"]
-    return [Refusal(learner.name, name, "missing", _dotted_reason(learner, name)) for name in missing]
+    unsearched = "".join(f"; not searched: {skipped}" for skipped in learner.skipped)
+    return [Refusal(learner.name, name, "missing", _dotted_reason(learner, name) + unsearched)
+            for name in missing]

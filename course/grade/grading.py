@@ -29,6 +29,7 @@ from .deadlines import Deadline
 from .discovery import Refusal, Submission
 from .judging import (
     ERROR,
+    FAILED,
     MISSING,
     PASSED,
     TIMEOUT,
@@ -43,13 +44,14 @@ from .limits import Limits
 from .recording import FUNCTION
 from .restore import Prepared, Unreadable, match_assignment, parse_notebook, prepare, read_regular_file
 from .sandbox import Sandbox
+from .serving import Serving
 
 CALIBRATION_LIMITS_S = (120.0, 60.0)  # (setup, call) while the reference solution is timed
 SLOWDOWN, MARGIN_S = 2.0, 3.0  # a request may take SLOWDOWN times the reference's longest plus MARGIN_S
 SETUP_MARGIN_S = 15.0
 MAX_SKIPPED_CELLS = 3
 BUSY_RETRIES, BUSY_PAUSE_S = 2, 5.0  # a check stopped by a busy machine runs again, after a pause
-GRADER_PROBLEM = "grader problem"  # the kind of a check that the machine was too busy to run
+HIDDEN_REASON = "hidden tests failed"  # the CSV's reason, however they failed
 LEARNER_ENV = {"COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1"}
 RUNNER_ENV = {"NUMBA_ENABLE_CUDASIM": "0"}
 
@@ -135,18 +137,19 @@ class Session:
                     time.sleep(BUSY_PAUSE_S * (attempt + 1))
         verdict = Verdict(ERROR, f"grader problem, not yours: the machine was too busy to run this check "
                                  f"({BUSY_RETRIES + 1} tries; the last time, {why}). Ask for your notebook "
-                                 f"to be graded again.", GRADER_PROBLEM)
+                                 f"to be graded again.", grader_problem=True)
         return CallOutcome(call, verdict, time.monotonic() - start)
 
     def _verdict(self, call: CheckCall) -> Verdict:
-        answer = self._ask_learner(call)
+        serving = Serving(call)
+        answer = self._ask_learner(call, serving)
         if isinstance(answer, Verdict):
             return answer
         if answer["type"] == "missing":
             return missing_names(answer["names"])
         for index, (planned, got) in enumerate(zip(call.steps, answer["steps"], strict=False)):
             if got["kind"] == FUNCTION:
-                verdict = judge_results(planned, got["results"])
+                verdict = judge_results(planned, serving.with_reads(index, got["results"]))
             elif got["error"] is not None:
                 verdict = kernel_refused(planned, got["error"])
             else:
@@ -160,24 +163,25 @@ class Session:
             return check_refused(call.function, answer["failure"])
         return passed(call.steps)
 
-    def _ask_learner(self, call: CheckCall) -> dict | Verdict:
-        """W1's checked answer to one call, or the verdict when there is none."""
+    def _ask_learner(self, call: CheckCall, serving: Serving) -> dict | Verdict:
+        """W1's checked answer to one call (its reads of chunked inputs served on the way), or the verdict
+        when there is none."""
         if self.learner is None and self.broken is None:
             self._start_learner()
         if self.broken is not None:
             return self.broken
         message = {"type": "call", "function": call.function, "names": list(call.names),
-                   "keywords": call.keywords}
+                   "keywords": call.keywords, "inputs": serving.inputs()}
         try:
             return self._exchange(self.learner, message, protocol.answer_cap(call),
-                                  lambda reply: protocol.answer(reply, call))
+                                  lambda reply: protocol.answer_or_read(reply, call, serving), serving)
         except WorkerTimeout as timeout:
             self.learner = None
             return Verdict(TIMEOUT, f"stopped {timeout}, far longer than the reference solution needs: a "
-                                    f"loop that never ends, or a wait that never returns?", "time limit")
+                                    f"loop that never ends, or a wait that never returns?")
         except WorkerDied as death:
             self.learner = None
-            return Verdict(ERROR, f"the notebook's process ended during the check ({death}).", "process died")
+            return Verdict(ERROR, f"the notebook's process ended during the check ({death}).")
         except MachineBusy:
             self.learner = None
             raise
@@ -192,7 +196,7 @@ class Session:
                 self.runner = self._start_runner()
         except (WorkerTimeout, WorkerDied, OSError) as problem:
             return Verdict(ERROR, f"{step.task.name}: the process that runs kernels under gpusim could not "
-                                  f"start ({problem or 'it ran out of time'}).", "kernel runner failed")
+                                  f"start ({problem or 'it ran out of time'}).")
         try:
             return self._exchange(self.runner, request.message(), protocol.results_cap(step),
                                   lambda reply: protocol.results(reply, step))
@@ -200,20 +204,26 @@ class Session:
             self.runner = None
             return Verdict(TIMEOUT, f"{step.task.name}: stopped {timeout}, far longer than the reference "
                                     f"solution needs: a loop in the kernel that never ends, or a thread that "
-                                    f"waits forever?", "time limit")
+                                    f"waits forever?")
         except WorkerDied as death:
             self.runner = None
             return Verdict(ERROR, f"{step.task.name}: the process running the kernel under gpusim ended "
-                                  f"({death}).", "process died")
+                                  f"({death}).")
         except MachineBusy:
             self.runner = None
             raise
 
-    def _exchange(self, channel: Channel, message: dict, cap: int, check: Callable[[dict], dict]) -> dict:
-        """One request and its checked reply, within the call's limit; the slowest is remembered."""
+    def _exchange(self, channel: Channel, message: dict, cap: int, check: Callable[[dict], dict],
+                  serving: Serving | None = None) -> dict:
+        """One request and its checked reply, within the call's limit (the reads that come first are
+        served); the slowest is remembered."""
         deadline = Deadline(self.limits.call_s, self.domain)
         channel.send(message, deadline)
-        reply = channel.receive(deadline, cap, check)
+        while True:
+            reply = channel.receive(deadline, cap, check)
+            if serving is None or reply["type"] != "read":
+                break
+            channel.send(serving.serve(reply), deadline)
         self.slowest_request_s = max(self.slowest_request_s, deadline.spent_s())
         return reply
 
@@ -250,9 +260,8 @@ class Session:
     def _cells_broken(self, failure: CellFailure) -> Verdict:
         if failure.timed_out:
             return Verdict(TIMEOUT, f"running the notebook's cells {failure.how}, before any check could "
-                                    f"run.", "time limit")
-        return Verdict(ERROR, f"the notebook's process ended while running its cells ({failure.how}).",
-                       "process died")
+                                    f"run.")
+        return Verdict(ERROR, f"the notebook's process ended while running its cells ({failure.how}).")
 
     def _learner_attempt(self) -> Channel:
         deadline = Deadline(self.limits.setup_s, self.domain)
@@ -294,14 +303,18 @@ class Session:
 # ------------------------------------------------------------------------------------------ tasks
 
 def _task_grade(task: GradedTask, outcomes: list[CallOutcome]) -> TaskGrade:
+    """All or nothing. A failed hidden call reads ``failed``, with the same reason whatever happened (a wrong
+    value, an error, a crash, a timeout): the learner's code chooses how it fails, so anything more would
+    carry bits of the hidden inputs out. One bit per task is all a hidden test reveals, unless the machine,
+    not the learner, kept it from running."""
     failed = next((o for o in outcomes if o.verdict.status != PASSED), None)
     if failed is None:
         return TaskGrade(task, PASSED, task.points, tuple(outcomes), "")
     verdict = failed.verdict
+    if failed.call.hidden and not verdict.grader_problem:
+        return TaskGrade(task, FAILED, 0, tuple(outcomes), HIDDEN_REASON)
     if verdict.status == TIMEOUT:
         reason = "ran past the time limit: a loop that never ends?"
-    elif failed.call.hidden:
-        reason = f"hidden tests: {verdict.kind}"
     else:
         reason = _short(verdict.message)
     return TaskGrade(task, verdict.status, 0, tuple(outcomes), reason)

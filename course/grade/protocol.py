@@ -6,10 +6,12 @@ from what the check can legitimately return. Anything else is a :class:`~.wire.W
 learner's task and nothing more. The kernel runner (W2, :mod:`.runner`) runs only the course's code on the
 learner's kernels; its replies are checked the same way, as a second line of defence.
 
-Grader to W1: ``start {module, cells, limits}``, then ``call {function, names, keywords}`` per check call.
-W1 to grader: ``running {cell}`` before each cell, ``ready {cell_errors}``, then per call
-``missing {names}`` or ``answer {steps, failure}``, one step per Task the check hands over:
-``{kind: "kernel", kernel: spec, plans, error}`` or ``{kind: "function", results}``.
+Grader to W1: ``start {module, cells, limits}``, then ``call {function, names, keywords, inputs}`` per check
+call (``inputs``: the arguments of the plain-Python Tasks whose inputs the grader hands out a chunk at a
+time, :mod:`.serving`). W1 to grader: ``running {cell}`` before each cell, ``ready {cell_errors}``, then per
+call ``missing {names}`` or ``answer {steps, failure}``, one step per Task the check hands over:
+``{kind: "kernel", kernel: spec, plans, error}`` or ``{kind: "function", results}``; before its answer, any
+number of ``read {step, case, input, start, stop}``, each answered by the grader with ``chunk {data}``.
 Grader to W2: ``start {module, limits}``, then ``run {function, arg_count, keywords, step, kernel, plans}``.
 W2 to grader: ``ready {compiler}``, then ``results {results}`` (one :func:`course.tasks.common.run` result
 per case).
@@ -169,6 +171,23 @@ def answer(message, call: CheckCall) -> dict:
     failure = message["failure"]
     return {"type": "answer", "steps": checked,
             "failure": None if failure is None else _text(failure, "a check's failure")}
+
+
+def read(message, serving) -> dict:
+    """W1's ``read {step, case, input, start, stop}``: rows of a chunked input that ``serving`` (the call's
+    :class:`~.serving.Serving`) holds, at most one chunk of them."""
+    _keys(message, {"type", "step", "case", "input", "start", "stop"}, "a read")
+    for key in ("step", "case", "start", "stop"):
+        _count(message[key], f"a read's {key}")
+    _text(message["input"], "a read's input", MAX_NAME)
+    return serving.check(message)
+
+
+def answer_or_read(message, call: CheckCall, serving) -> dict:
+    """What W1 may send while a check call runs: a ``read`` or its answer."""
+    if isinstance(message, dict) and message.get("type") == "read":
+        return read(message, serving)
+    return answer(message, call)
 
 
 # -------------------------------------------------------------------------------------------- from W2

@@ -1,8 +1,11 @@
 """What grading writes: ``grades.csv``, one Markdown feedback file per learner and notebook, and a summary.
 
 The CSV holds nothing that changes from run to run (no times), so grading twice gives the same file.
-Feedback shows the full message of visible tests; of hidden tests only whether they passed and the kind of
-failure, never their inputs.
+Feedback shows the full message of visible tests; of hidden tests only whether all of a task's passed: one
+bit per task, the same words for a wrong value, an error and a timeout, never their inputs. Every name and
+message from a submission goes through :mod:`.text` on its way out: learners and notebooks are named by
+:func:`~.text.file_name` (in the CSV, the feedback's paths and the summary alike), messages by
+:func:`~.text.safe_text`.
 """
 
 from __future__ import annotations
@@ -13,9 +16,16 @@ from pathlib import Path
 
 from .grading import SubmissionGrade, TaskGrade
 from .judging import PASSED, STATUSES
+from .text import csv_cell, file_name, safe_text
 
 CSV_COLUMNS = ("learner", "assignment", "task", "points", "max_points", "status", "reason")
 SLOWEST_SHOWN = 3
+MAX_REASON = 200  # characters of a reason in the CSV
+MAX_MESSAGE = 4000  # characters of one message or note in the feedback
+HIDDEN_PASSED = "Hidden tests (other random inputs): passed."
+HIDDEN_FAILED = ("Hidden tests (other random inputs): failed. Of hidden tests you learn only whether all of "
+                 "a task's passed, never how one failed (a wrong value, an error and a time limit read "
+                 "alike) nor its inputs: try your code on other sizes and seeds.")
 
 
 def number(value: float) -> str:
@@ -32,16 +42,30 @@ def _ordered(grades: list[SubmissionGrade]) -> list[SubmissionGrade]:
 
 def write_csv(grades: list[SubmissionGrade], path: Path) -> None:
     """One row per learner and task; a notebook that matches no assignment gets one row with task ``-``."""
-    with path.open("w", newline="") as file:
+    with path.open("w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
         writer.writerow(CSV_COLUMNS)
         for grade in _ordered(grades):
+            learner, assignment = csv_cell(file_name(grade.learner)), csv_cell(file_name(grade.assignment))
             if not grade.tasks:
-                writer.writerow([grade.learner, grade.assignment, "-", 0, 0, grade.problem_status,
-                                 grade.problem])
+                writer.writerow([learner, assignment, "-", 0, 0, grade.problem_status,
+                                 csv_cell(safe_text(grade.problem, MAX_REASON))])
             for task in grade.tasks:
-                writer.writerow([grade.learner, grade.assignment, task.task.grade_id, number(task.points),
-                                 number(task.task.points), task.status, task.reason])
+                writer.writerow([learner, assignment, task.task.grade_id, number(task.points),
+                                 number(task.task.points), task.status, csv_cell(safe_text(task.reason,
+                                                                                           MAX_REASON))])
+
+
+def _code_block(message: str) -> list[str]:
+    """A message in a fenced block that nothing in it can close (a fence longer than its longest run of
+    backticks)."""
+    text = safe_text(message, MAX_MESSAGE, lines=True)
+    longest = run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", text, fence]
 
 
 def _task_section(grade: TaskGrade) -> list[str]:
@@ -49,44 +73,45 @@ def _task_section(grade: TaskGrade) -> list[str]:
     points = f"{number(grade.points)} of {number(grade.task.points)} point{plural}"
     lines = [f"## {grade.task.grade_id}: {points}, {grade.status}", ""]
     if not grade.calls:
-        return lines + [grade.reason, ""]
-    visible = [outcome for outcome in grade.calls if not outcome.call.hidden]
-    for outcome in visible:
+        return lines + [safe_text(grade.reason, MAX_MESSAGE), ""]
+    for outcome in (outcome for outcome in grade.calls if not outcome.call.hidden):
         verdict = outcome.verdict
         if verdict.status == PASSED:
-            lines.append(f"Visible tests: {verdict.message}")
+            lines.append(f"Visible tests: {safe_text(verdict.message, MAX_MESSAGE)}")
         else:
-            lines += [f"Visible tests: {verdict.status}.", "", "```text", verdict.message, "```"]
+            lines += [f"Visible tests: {verdict.status}.", "", *_code_block(verdict.message)]
     hidden = [outcome for outcome in grade.calls if outcome.call.hidden]
-    hidden_planned = any(call.hidden for call in grade.task.calls)
-    if hidden_planned and not hidden:
+    if any(call.hidden for call in grade.task.calls) and not hidden:
         lines.append("Hidden tests: not run, because the visible tests did not pass.")
-    for outcome in hidden:
-        verdict = outcome.verdict
-        lines.append("Hidden tests (other random inputs): passed." if verdict.status == PASSED else
-                     f"Hidden tests (other random inputs): {verdict.status}, {verdict.kind}. Their inputs "
-                     f"stay hidden: try your code on other sizes and seeds.")
+    elif hidden:
+        lines.append(HIDDEN_PASSED if all(o.verdict.status == PASSED for o in hidden) else HIDDEN_FAILED)
     return lines + [""]
 
 
 def feedback_text(grade: SubmissionGrade) -> str:
-    lines = [f"# {grade.assignment}: feedback for {grade.learner}", "",
+    lines = [f"# {file_name(grade.assignment)}: feedback for {file_name(grade.learner)}", "",
              f"Score: {number(grade.points)} of {number(grade.max_points)} points.", ""]
     if grade.problem:
-        lines += [f"This notebook could not be graded: {grade.problem}.", ""]
+        lines += [f"This notebook could not be graded: {safe_text(grade.problem, MAX_MESSAGE)}.", ""]
     if grade.notes:
-        lines += ["Notes from the grader:", ""] + [f"- {note}" for note in grade.notes] + [""]
+        lines += ["Notes from the grader:", ""]
+        lines += [f"- {safe_text(note, MAX_MESSAGE)}" for note in grade.notes] + [""]
     for task in grade.tasks:
         lines += _task_section(task)
     return "\n".join(lines)
 
 
+def feedback_path(folder: Path, grade: SubmissionGrade) -> Path:
+    """Where a grade's feedback goes: a folder per learner, a file per notebook, both named by file_name."""
+    return folder / file_name(grade.learner) / f"{file_name(grade.assignment)}.md"
+
+
 def write_feedback(grades: list[SubmissionGrade], folder: Path) -> None:
     """``folder/<learner>/<assignment>.md`` for every graded notebook."""
     for grade in grades:
-        path = folder / grade.learner / f"{grade.assignment}.md"
+        path = feedback_path(folder, grade)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(feedback_text(grade))
+        path.write_text(feedback_text(grade), encoding="utf-8")
 
 
 def summary(grades: list[SubmissionGrade], seconds: float, jobs: int, isolation: list[str]) -> str:
@@ -113,6 +138,6 @@ def summary(grades: list[SubmissionGrade], seconds: float, jobs: int, isolation:
               for name, counts in per_task.items()]
     slowest = sorted(handed_in, key=lambda grade: -grade.seconds)
     lines.append("Slowest submissions:")
-    lines += [f"  {grade.seconds:5.1f} s  {grade.learner}/{grade.path.name}"
+    lines += [f"  {grade.seconds:5.1f} s  {file_name(grade.learner)}/{safe_text(grade.path.name, MAX_REASON)}"
               for grade in slowest[:SLOWEST_SHOWN]]
     return "\n".join(lines)

@@ -15,7 +15,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import wire
 from .assignments import HIDDEN_BEGIN, HIDDEN_END, Assignment, SourceCell, cell_source
+
+MAX_VALUES = 100_000  # JSON values in a notebook (ours hold about 500 without outputs)
+MAX_DEPTH = 64
+MAX_CELLS = 1_000  # ours have about 30
 
 
 class Unreadable(Exception):
@@ -54,7 +59,17 @@ def read_notebook(path: Path, max_bytes: int) -> list[dict]:
 
 
 def parse_notebook(data: bytes) -> list[dict]:
-    """The cells of a notebook's bytes; Unreadable when they are not a Jupyter notebook."""
+    """The cells of a notebook's bytes; Unreadable when they are not a Jupyter notebook, or one larger than
+    any notebook of the course in values, nesting or cells. The values and the nesting are measured in one
+    pass over the bytes (:func:`.wire.measure`) before any of it is parsed, so the memory the parsed notebook
+    takes is bounded too (32 MiB of empty cells would take a GiB)."""
+    shape = wire.measure(data)
+    if shape.depth > MAX_DEPTH:
+        raise Unreadable(f"the file cannot be read as notebook JSON (it is nested {shape.depth} deep)")
+    if shape.values > MAX_VALUES:
+        raise Unreadable(f"the notebook holds about {shape.values} JSON values (cells, lines, outputs), more "
+                         f"than the grader reads (at most {MAX_VALUES}): clear its outputs, delete empty "
+                         f"cells and hand it in again")
     try:
         notebook = json.loads(data)
     except (ValueError, RecursionError) as error:
@@ -62,6 +77,9 @@ def parse_notebook(data: bytes) -> list[dict]:
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):
         raise Unreadable("the file is JSON but not a Jupyter notebook (it has no list of cells)")
+    if len(cells) > MAX_CELLS:
+        raise Unreadable(f"the notebook has {len(cells)} cells, more than the grader reads (at most "
+                         f"{MAX_CELLS}): delete empty cells and hand it in again")
     return [cell for cell in cells if isinstance(cell, dict)]
 
 

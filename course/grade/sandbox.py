@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .cgroups import Cgroups, Domain, Stopped
+from .staging import strip_grader_only
 from .uids import Lease, Uids
 
 COURSE_ROOT = Path(__file__).resolve().parents[2]
@@ -130,9 +131,10 @@ def _not_staged(folder: str, names: list[str]) -> set[str]:
 
 
 class Stage:
-    """A read-only copy of the course code a worker needs, made once per run."""
+    """A read-only copy of the course code a worker needs, made once per run; for the learner worker
+    (``learner``), without the bodies of the functions only the grader may run (:mod:`.staging`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, learner: bool = False) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="gpusim-grade-stage-"))
         self.course = self.root / "course"
         for name in STAGED:
@@ -140,6 +142,8 @@ class Stage:
                 shutil.copytree(COURSE_ROOT / name, self.course / name, ignore=_not_staged)
             else:
                 shutil.copy2(COURSE_ROOT / name, self.course / name)
+        if learner:
+            strip_grader_only(self.course)
         for path in [self.root, *self.root.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
 
@@ -219,7 +223,7 @@ class Sandbox:
         self.cgroups = cgroups
         self.stopped = False
         self.uids = Uids() if os.geteuid() == 0 else None
-        self.stage = Stage()
+        self.stage, self.learner_stage = Stage(), Stage(learner=True)
         why_not = "turned off with --sandbox off" if mode == "off" else self._bwrap_problem(list(private))
         if why_not and mode == "bwrap":
             self.close()
@@ -278,7 +282,8 @@ class Sandbox:
                domain: Domain | None = None) -> Launch:
         """How to start ``inner`` (a Python command line) confined, with ``env`` added to a minimal
         environment and a read-only copy of ``notebook`` (name, bytes) in its working folder, inside the
-        cgroup ``domain`` when given."""
+        cgroup ``domain`` when given. A worker given a notebook runs learner code: it sees the learner's
+        stage of the course."""
         if self.stopped:
             raise Stopped()
         if self.isolation.sandboxed:
@@ -299,7 +304,7 @@ class Sandbox:
             os.lseek(fd, 0, os.SEEK_SET)
         env |= {"HOME": INSIDE_HOME, "PYTHONPATH": INSIDE_COURSE, "TMPDIR": "/tmp",
                 "MPLCONFIGDIR": INSIDE_HOME, "NUMBA_CACHE_DIR": INSIDE_HOME}
-        argv = _bwrap(self.stage, inner, fd, notebook[0] if notebook else "", lease and lease.uid)
+        argv = _bwrap(self._stage(notebook), inner, fd, notebook[0] if notebook else "", lease and lease.uid)
         return Launch(argv, env, "/", (fd,) if fd is not None else (), None, (), lease)
 
     def _unconfined(self, inner: list[str], env: dict[str, str], notebook: Notebook) -> Launch:
@@ -310,14 +315,18 @@ class Sandbox:
         if lease is not None:
             for path in [home, *home.iterdir()]:
                 os.chown(path, lease.uid, lease.uid)
-        env |= {"HOME": str(home), "PYTHONPATH": str(self.stage.course), "TMPDIR": str(home),
+        env |= {"HOME": str(home), "PYTHONPATH": str(self._stage(notebook).course), "TMPDIR": str(home),
                 "MPLCONFIGDIR": str(home), "NUMBA_CACHE_DIR": str(home)}
         if lease is not None and shutil.which("setpriv"):  # the user changes after entering the cgroup
             return Launch([*_as_user(lease.uid), "--", *inner], env, str(home), (), None, (home,), lease)
         return Launch(inner, env, str(home), (), lease and lease.uid, (home,), lease)
+
+    def _stage(self, notebook: Notebook) -> Stage:
+        return self.stage if notebook is None else self.learner_stage
 
     def close(self) -> None:
         """Remove the staged course and, with the run's cgroups, every process and cgroup left."""
         if self.cgroups:
             self.cgroups.close()
         self.stage.remove()
+        self.learner_stage.remove()

@@ -2,8 +2,10 @@
 
 JSON rather than pickle, because the grader reads what an untrusted process wrote: decoding it must never run
 code. The limits come before parsing: :class:`LineReader` never holds more than a line's cap, and
-:func:`loads` measures a line's nesting depth before ``json`` sees it. :func:`decode_array` accepts only
-numeric dtypes and checks that the bytes match the shape.
+:func:`loads` measures a line's nesting depth and its number of values with :func:`measure` (one linear
+pass, no regular expression, bounded memory) before ``json`` sees it, so that neither the time to check a
+line nor the objects it becomes are the sender's choice. :func:`decode_array` accepts only numeric dtypes
+and checks that the bytes match the shape.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import base64
 import json
 import math
 import os
-import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,9 +22,16 @@ MAX_ELEMENTS = 50_000_000
 MAX_DIMENSIONS = 8
 NUMERIC_KINDS = "biuf"
 MAX_DEPTH = 32  # deeper than any message of the protocol needs
+MAX_VALUES = 200_000  # JSON values in one message: far more than any message of the protocol holds
 READ_CHUNK = 1 << 20
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string, escapes included
-_OPEN, _CLOSE = np.frombuffer(b"[{", np.uint8), np.frombuffer(b"]}", np.uint8)
+SCAN_CHUNK = 1 << 18  # bytes :func:`measure` looks at in one step
+QUOTE, BACKSLASH = ord('"'), ord("\\")
+OTHER, STRING_MARK, OPENING, CLOSING, SEPARATOR = range(5)  # what measure() sees in a byte
+_CLASS = np.zeros(256, np.int8)
+_CLASS[QUOTE] = STRING_MARK
+_CLASS[np.frombuffer(b"[{", np.uint8)] = OPENING
+_CLASS[np.frombuffer(b"]}", np.uint8)] = CLOSING
+_CLASS[np.frombuffer(b",:", np.uint8)] = SEPARATOR
 
 
 class WireError(ValueError):
@@ -71,21 +80,69 @@ def dumps(message: dict) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
-def nesting_depth(line: bytes) -> int:
-    """How deeply the arrays and objects of a JSON text nest, counted without parsing it."""
-    outside_strings = np.frombuffer(_STRING.sub(b'""', line), np.uint8)
-    brackets = outside_strings[np.isin(outside_strings, np.concatenate([_OPEN, _CLOSE]))]
-    if brackets.size == 0:
-        return 0
-    steps = np.where(np.isin(brackets, _OPEN), 1, -1)
-    return int(np.cumsum(steps).max())
+@dataclass(frozen=True)
+class Shape:
+    """How a JSON text nests and how many values it holds, measured without parsing it."""
+
+    depth: int  # of arrays and objects
+    values: int  # an upper bound: opening brackets, commas and colons outside strings, plus one
 
 
-def loads(line: bytes, max_depth: int = MAX_DEPTH) -> dict:
-    """One message: a JSON object nested at most ``max_depth`` deep; WireError for anything else."""
-    depth = nesting_depth(line)
-    if depth > max_depth:
-        raise WireError(f"a message nested {depth} deep (at most {max_depth} is allowed)")
+def _escaped(backslash: np.ndarray, carried: int) -> np.ndarray:
+    """For each byte, whether an odd run of backslashes ends just before it (``carried`` backslashes end the
+    previous chunk)."""
+    index = np.arange(backslash.size, dtype=np.int64)
+    last_other = np.maximum.accumulate(np.where(backslash, -1, index))  # the last byte that is no backslash
+    before = np.empty(backslash.size, dtype=np.int64)
+    before[0] = carried
+    before[1:] = np.where(last_other[:-1] < 0, index[1:] + carried, index[:-1] - last_other[:-1])
+    return (before & 1).astype(bool)
+
+
+def _trailing_backslashes(chunk: np.ndarray, backslash: np.ndarray, carried: int) -> int:
+    others = np.flatnonzero(~backslash[-64:])
+    if others.size:
+        return min(64, chunk.size) - 1 - int(others[-1])
+    others = np.flatnonzero(~backslash)
+    return chunk.size - 1 - int(others[-1]) if others.size else carried + chunk.size
+
+
+def measure(text: bytes) -> Shape:
+    """The :class:`Shape` of a JSON text, in one pass over it, a chunk at a time (memory bounded by the
+    chunk). A quote ends or starts a string unless an odd run of backslashes precedes it; brackets and
+    separators count outside strings only. Exact for valid JSON; for anything else, ``json`` refuses the
+    text afterwards."""
+    depth = deepest = values = 0
+    inside, carried = 0, 0  # inside a string at the chunk's start; backslashes ending the last chunk
+    for start in range(0, len(text), SCAN_CHUNK):
+        chunk = np.frombuffer(text, np.uint8, count=min(SCAN_CHUNK, len(text) - start), offset=start)
+        classes = _CLASS[chunk]
+        backslash = chunk == BACKSLASH
+        if carried or backslash.any():
+            classes[(classes == STRING_MARK) & _escaped(backslash, carried)] = OTHER
+            carried = _trailing_backslashes(chunk, backslash, carried)
+        marks = classes[np.flatnonzero(classes)]
+        quotes = marks == STRING_MARK
+        after = (np.cumsum(quotes, dtype=np.int64) + inside) & 1  # inside a string after each mark
+        outside = marks[(after == 0) & ~quotes]
+        opening, closing = outside == OPENING, outside == CLOSING
+        values += int(np.count_nonzero(opening)) + int(np.count_nonzero(outside == SEPARATOR))
+        steps = opening[opening | closing].astype(np.int64) * 2 - 1
+        if steps.size:
+            levels = np.cumsum(steps) + depth
+            deepest, depth = max(deepest, int(levels.max())), int(levels[-1])
+        inside = int(after[-1]) if after.size else inside
+    return Shape(deepest, values + 1)
+
+
+def loads(line: bytes, max_depth: int = MAX_DEPTH, max_values: int = MAX_VALUES) -> dict:
+    """One message: a JSON object nested at most ``max_depth`` deep and holding at most ``max_values``
+    values; WireError for anything else."""
+    shape = measure(line)
+    if shape.depth > max_depth:
+        raise WireError(f"a message nested {shape.depth} deep (at most {max_depth} is allowed)")
+    if shape.values > max_values:
+        raise WireError(f"a message of about {shape.values} values (at most {max_values} are allowed)")
     try:
         message = json.loads(line)
     except (ValueError, RecursionError) as error:

@@ -12,6 +12,8 @@ the checking hooks replaced (:mod:`course.grade.recording`), and answers, per Ta
 * a plain-Python Task (online softmax, NumPy flash attention): the outputs of
   :func:`course.tasks.common.run_function` for each case, which the grader judges. Host code has to run
   somewhere: these Tasks, unlike kernels, stay open to a notebook that patches things inside this process.
+  Their chunked inputs are not here: the grader sends each case's other arguments with the call, and a
+  :class:`ServedArray` asks the grader for each chunk the learner's code reads (:mod:`.serving`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from __future__ import annotations
 import importlib
 import json
 import linecache
+
+import numpy as np
 
 from . import limits, wire
 from .protocol import MAX_NAME, MAX_TEXT
@@ -79,21 +83,78 @@ def kernel_step(task, learner: dict) -> dict:
     return {"kind": KERNEL, "kernel": spec, "plans": plans, "error": None}
 
 
-def function_step(task, function, call, extra) -> dict:
+class Grader:
+    """The grader at the other end of this worker's pipes, as the chunked inputs' source."""
+
+    def __init__(self, requests, replies):
+        self.requests, self.replies = requests, replies
+
+    def rows(self, step: int, case: int, name: str, start: int, stop: int) -> np.ndarray:
+        limits.send(self.replies, {"type": "read", "step": step, "case": case, "input": name, "start": start,
+                                   "stop": stop})
+        return wire.decode_array(json.loads(self.requests.readline())["data"])
+
+
+class ServedArray:
+    """A chunked input that stays with the grader: its shape and dtype, and rows fetched when indexed (the
+    rows of one index at a time, which ChunkedReader keeps to a chunk)."""
+
+    def __init__(self, grader: Grader, where: tuple[int, int, str], shape: list[int], dtype: str):
+        self._grader, self._where = grader, where
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.ndim, self.size = len(self.shape), int(np.prod(self.shape))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        from course.tasks.chunks import ChunkReadError
+
+        raise ChunkReadError(f"`{self._where[2]}` stays with the grader: read it through the reader you were "
+                             f"given, a chunk at a time.")
+
+    def __getitem__(self, key):
+        first, rest = (key[0], key[1:]) if isinstance(key, tuple) and key else (key, ())
+        whole = first is Ellipsis  # x[...]: every row, the key applies as it is
+        rows = np.arange(len(self))[slice(None) if whole else first]
+        if np.size(rows) == 0:
+            block, start = np.empty((0, *self.shape[1:]), self.dtype), 0
+        else:
+            start = int(np.min(rows))
+            block = self._grader.rows(*self._where, start, int(np.max(rows)) + 1)
+        return block[key] if whole else block[(rows - start, *rest)]
+
+
+def _argument(value: dict, grader: Grader, where: tuple[int, int, str]):
+    """One argument of a served case, as :func:`.serving.encode_argument` wrote it."""
+    (kind, data), = value.items()
+    if kind == "chunked":
+        return ServedArray(grader, where, data["shape"], data["dtype"])
+    return wire.decode_array(data) if kind == "array" else data
+
+
+def function_step(task, function, call, extra, served: list[dict] | None, grader: Grader, step: int) -> dict:
+    """A plain-Python Task's learner half: the outputs for each case, its arguments as the grader sent them
+    when it hands out the inputs (``served``), else made here."""
     from course.tasks.common import run_function
 
-    results = [_plain(run_function(task, function, case, call), _extra_message(extra, case, function))
-               for case in task.cases]
+    results = []
+    for index, case in enumerate(task.cases):
+        args = None if served is None else {name: _argument(value, grader, (step, index, name))
+                                            for name, value in served[index].items()}
+        results.append(_plain(run_function(task, function, case, call, args),
+                              _extra_message(extra, case, function)))
     return {"kind": FUNCTION, "results": results}
 
 
 class Checks:
     """The check functions as they were before any learner code ran."""
 
-    def __init__(self, module_name: str):
+    def __init__(self, module_name: str, grader: Grader):
         self.module = importlib.import_module(module_name)
         self.functions = {name: getattr(self.module, name) for name in dir(self.module)
                           if name.startswith("check_")}
+        self.grader = grader
 
     def answer(self, request: dict, namespace: dict) -> dict:
         """The learner's objects for one check call, as plain data; never a verdict."""
@@ -103,10 +164,16 @@ class Checks:
         steps = []
         keywords = {key: tuple(value) if isinstance(value, list) else value
                     for key, value in request["keywords"].items()}
+        inputs = request["inputs"]
+
+        def on_function(task, function, call, extra):
+            step = len(steps)
+            steps.append(function_step(task, function, call, extra, inputs.get(str(step)), self.grader, step))
+
         failure = None
         try:
             with hooks_replaced(self.module, lambda task, learner: steps.append(kernel_step(task, learner)),
-                                lambda *args: steps.append(function_step(*args))):
+                                on_function):
                 self.functions[request["function"]](*(namespace[name] for name in request["names"]),
                                                     **keywords)
         except (Exception, SystemExit) as error:  # noqa: BLE001 (the grader reports it)
@@ -118,7 +185,7 @@ def main() -> None:
     requests, replies = limits.take_pipes()
     start = json.loads(requests.readline())
     limits.apply(start["resources"])
-    checks = Checks(start["module"])
+    checks = Checks(start["module"], Grader(requests, replies))
     importlib.import_module("course.kernelsource")
     namespace = {"__name__": "__main__"}
     errors = []

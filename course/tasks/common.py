@@ -37,6 +37,8 @@ import numpy as np
 import gpusim
 from gpusim import place_name, schedule_difference
 
+from .chunks import ChunkedReader
+
 MAX_SHOWN = 5  # wrong or unwritten elements listed in a message
 KERNEL_TIMEOUT_S = 10.0  # an endless loop in a kernel fails the check instead of hanging the notebook
 NOT_IMPLEMENTED = "NotImplementedError"
@@ -157,6 +159,10 @@ class Task:
     nan_hint: str = ""  # shown, after the general one, when the kernel produced NaN or infinity
     hidden_sizes: tuple[dict[str, int], ...] = ()  # sizes only the hidden tests use
     schedules: Callable[[Case], bool] | None = None  # cases to run again under gpusim's other schedules
+    # Plain-Python tasks: (input, the argument that bounds one read) for each input handed out a chunk at a
+    # time (a ChunkedReader), and the judge of the rows read per input, read by read.
+    chunked: tuple[tuple[str, str], ...] = ()
+    reads_rule: Callable[[Case, dict[str, list[int]]], str | None] | None = None
 
     def with_seeds(self, seeds: Sequence[int]) -> Task:
         """The hidden tests' task: the same sizes with other seeds, and the hidden sizes."""
@@ -528,7 +534,10 @@ def judge(task: Task, case: Case, result: dict) -> str | None:
             hints.append(task.unwritten_hint)
         text = f"{task.name} gives wrong results for {where}:\n" + "\n".join(f"- {line}" for line in lines)
         return text + "".join(f"\nHint: {hint}" for hint in hints)
-    return _budget_message(task, where, case.params, result.get("report") or {})
+    budget = _budget_message(task, where, case.params, result.get("report") or {})
+    if budget or task.reads_rule is None:
+        return budget
+    return task.reads_rule(case, {name: list(rows) for name, rows in (result.get("reads") or {}).items()})
 
 
 def _size_range(cases: Sequence[Case]) -> str:
@@ -671,6 +680,14 @@ def _python_code(function):
     return None
 
 
+def grader_only(function: Callable) -> Callable:
+    """Marks a function that makes a plain-Python task's inputs or its reference. In a notebook it is the
+    function itself; the classroom grader's learner worker gets it without its body
+    (:mod:`course.grade.staging`), so learner code there can neither call it, from any thread, nor rebuild
+    the inputs it must read a chunk at a time."""
+    return function
+
+
 def refuse_course_code(function, name: str) -> None:
     """Raise CourseCodeError when the learner's answer is a function of the course itself (the model of
     Part 8, a reference kernel in course/kernels, a checker's helper), however it is wrapped."""
@@ -726,17 +743,22 @@ def guard_learner(function: Callable, name: str) -> Callable:
 
 # ------------------------------------------------------------------------------ plain-Python exercises
 
-def run_function(task: Task, function: Callable, case: Case, call: Callable) -> dict:
+def run_function(task: Task, function: Callable, case: Case, call: Callable,
+                 args: dict | None = None) -> dict:
     """``common.run`` for a plain-Python task: ``call(function, args)`` returns the outputs, in task order.
 
-    Returns the same plain dict as ``common.run`` (no launches, no report), so ``common.judge`` can compare.
+    ``args`` are the case's arguments (made here when None); the inputs named in ``task.chunked`` reach
+    ``call`` as :class:`~.chunks.ChunkedReader` s. Returns the same plain dict as ``common.run`` (no
+    launches, no report) plus the rows each chunked input handed out, read by read, so ``common.judge`` can
+    compare.
     """
-    args = task.make_args(case)
+    args = task.make_args(case) if args is None else args
+    readers = {name: ChunkedReader(args[name], args[limit], name, limit) for name, limit in task.chunked}
     outputs, error = {}, None
     try:
         refuse_course_code(function, task.name)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # the message says it instead
-            returned = call(guard_learner(function, task.name), args)
+            returned = call(guard_learner(function, task.name), {**args, **readers})
         returned = returned if len(task.outputs) > 1 else (returned,)
         if not isinstance(returned, tuple) or len(returned) != len(task.outputs):
             raise TypeError(f"{task.name} should return {len(task.outputs)} values "
@@ -749,7 +771,8 @@ def run_function(task: Task, function: Callable, case: Case, call: Callable) -> 
         error = _error(exc)
     for output in task.outputs:
         outputs.setdefault(output.name, np.full(0, np.nan))
-    return {"outputs": outputs, "report": {}, "launches": [], "error": error}
+    return {"outputs": outputs, "report": {}, "launches": [], "error": error,
+            "reads": {name: list(reader.reads) for name, reader in readers.items()}}
 
 
 def check_function(task: Task, function: Callable, call: Callable, extra: Callable | None = None,

@@ -11,15 +11,18 @@ overflows unless it is), constant rows, ramps and wide rows; see :func:`softmax_
 The plain-Python task (no kernel) goes through ``common.run_function``, which plays the part of ``common.run``
 for a function: it calls the learner's code and returns plain data; ``common.judge`` compares that with the
 float64 reference, never calling learner code. The learner's function receives x as a
-:class:`ChunkedReader`, which can only be read in slices of at most ``chunk`` elements and counts the
-elements read: the method (two passes, chunk by chunk) is checked from that count.
+:class:`~course.tasks.chunks.ChunkedReader`, which can only be read in slices of at most ``chunk`` elements
+and counts the elements read: the method (two passes, chunk by chunk) is checked from that count. In
+classroom grading x stays with the grader, which hands out the chunks and counts them itself; the reference
+and the inputs (:func:`grader_only`) are not in the learner's process there at all.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .common import Budget, Case, Output, Task, check, check_function, make_cases
+from .chunks import ChunkedReader, ChunkReadError  # noqa: F401 (re-exported: the notebook's names for them)
+from .common import Budget, Case, Output, Task, check, check_function, grader_only, make_cases
 
 ROW_THREADS = 64  # threads per block of row_softmax: one block per row, two warps
 WARP = 32  # threads per block of warp_row_softmax: one warp per row
@@ -32,6 +35,7 @@ OVERFLOW_HINT = ("NaN or inf in the output usually means exp() overflowed (float
                  "maximum, over every element, before exponentiating.")
 
 
+@grader_only
 def stable_softmax64(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """The reference: softmax in float64, max subtracted."""
     x = np.asarray(x, dtype=np.float64)
@@ -88,6 +92,7 @@ def softmax_rows(rows: int, cols: int, seed: int, salt: int, lanes: int) -> np.n
 VECTOR_FAMILIES = ("deep with a middle spike", "ramp", "early spike", "offset", "constant")
 
 
+@grader_only
 def online_vector(n: int, chunk: int, seed: int) -> np.ndarray:
     """The x of one online_softmax case; its family is VECTOR_FAMILIES[seed % 5]:
 
@@ -119,98 +124,29 @@ def online_vector(n: int, chunk: int, seed: int) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------- online_softmax
 
-class ChunkReadError(Exception):
-    """The learner's function read an input in a way the exercise rules out (all of it at once, or too much
-    at a time)."""
-
-
-_BLANK_LIKE = {np.empty_like, np.zeros_like, np.ones_like, np.full_like}  # they read the shape, no values
-
-
-class ChunkedReader:
-    """An input that can only be read a chunk at a time, as a stream delivers it: ``x[start:start + chunk]``
-    (or one element, or ``for v in x``) reads at most ``chunk`` rows (elements of a vector), handed out as a
-    fresh NumPy array; ``len(x)``, ``x.shape``, ``x.size``, ``x.ndim`` and ``x.dtype`` work, and
-    ``np.empty_like(x)`` (and zeros_like, ...) make an array of its shape. The rows of each read are counted
-    in ``reads``; anything that would use the input whole (``x.max()``, ``np.exp(x)``, ``x - m``, ``k.T``,
-    ``np.asarray(x)``) raises :class:`ChunkReadError`. ``name`` and ``limit`` name the input and the size in
-    the messages (``"x"``, ``"chunk"``; ``"k"``, ``"tile_k"``).
-
-    Best effort: the check runs in the learner's process (the grader's worker too), so code set on cheating
-    can still reach the data; this catches the honest mistakes.
-    """
-
-    def __init__(self, data: np.ndarray, chunk: int, name: str = "x", limit: str = "chunk"):
-        self._data, self._chunk, self._name, self._limit = data, chunk, name, limit
-        self._unit = "elements" if data.ndim == 1 else "rows"
-        self.reads: list[int] = []
-
-    def __len__(self) -> int:
-        return self._data.shape[0]
-
-    shape = property(lambda self: self._data.shape)
-    size = property(lambda self: self._data.size)
-    ndim = property(lambda self: self._data.ndim)
-    dtype = property(lambda self: self._data.dtype)
-
-    def __getitem__(self, key):
-        part = self._data[key]
-        first = key[0] if isinstance(key, tuple) and key else key
-        rows = int(np.size(np.arange(len(self))[first])) if first is not Ellipsis else len(self)
-        if rows > self._chunk:
-            raise ChunkReadError(
-                f"{self._name}[{_key_text(key)}] reads {rows} {self._unit} at once, but this exercise reads "
-                f"{self._name} in pieces of at most {self._limit} = {self._chunk} {self._unit}: "
-                f"{self._name}[start:start + {self._limit}].")
-        self.reads.append(rows)
-        return part.copy() if isinstance(part, np.ndarray) else part
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
-    def _whole(self, what: str):
-        raise ChunkReadError(f"{what} uses all of {self._name} at once, but this exercise reads {self._name} "
-                             f"only in pieces of at most {self._limit} = {self._chunk} {self._unit}: "
-                             f"{self._name}[start:start + {self._limit}].")
-
-    def __array__(self, dtype=None, copy=None):
-        self._whole(f"turning {self._name} into an array (np.asarray({self._name}), np.exp({self._name}), "
-                    f"{self._name} - m, ...)")
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        self._whole(f"np.{ufunc.__name__}{'' if method == '__call__' else '.' + method}({self._name})")
-
-    def __array_function__(self, func, types, args, kwargs):
-        if func in _BLANK_LIKE and args and args[0] is self:
-            return func(np.empty(self.shape, self.dtype), *args[1:], **kwargs)
-        self._whole(f"np.{func.__name__}({self._name})")
-
-    def __getattr__(self, name):
-        if name.startswith("_"):  # Python's and IPython's own probes
-            raise AttributeError(name)
-        self._whole(f"{self._name}.{name}")
-
-    def _operator(self, *other):
-        self._whole(f"arithmetic or a comparison on {self._name} itself")
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _operator
-    __pow__ = __rpow__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = __matmul__ = __rmatmul__ = _operator
-
-
-def _key_text(key) -> str:
-    if isinstance(key, tuple):
-        return ", ".join(_key_text(part) for part in key)
-    if isinstance(key, slice):
-        return ":".join("" if v is None else str(v) for v in (key.start, key.stop)) + \
-            ("" if key.step is None else f":{key.step}")
-    return "..." if key is Ellipsis else str(key)
-
-
 def _online_args(case: Case) -> dict:
     n, chunk = case.params["n"], case.params["chunk"]
     x = online_vector(n, chunk, case.seed)
     x.flags.writeable = False
     return {"x": x, "chunk": chunk}
+
+
+def _judge_reads(case: Case, reads: dict[str, list[int]]) -> str | None:
+    """Trusted half of the method check: two passes, chunk by chunk, means 2·n elements read in all (one more
+    chunk is allowed, e.g. to start m at the first chunk's maximum)."""
+    n, chunk = case.params["n"], case.params["chunk"]
+    total = sum(reads.get("x", ()))
+    if 2 * n <= total <= 2 * n + chunk:
+        return None
+    if total < 2 * n:
+        why = ("once at most: the check expects two passes, keeping only m and l between chunks (not the "
+               "chunks themselves, nor a copy of x)")
+    else:
+        why = (f"{total / n:.3g} times over: the check expects two passes, one that finds m and l "
+               f"together (the online update) and one that writes the output; keep each chunk you read in a "
+               f"variable and use it for both the maximum and the sum")
+    return (f"online_softmax gives the right values for {case.label()}, but it read {total} elements of x "
+            f"(n = {n}, in chunks of at most {chunk}), which is x {why}.")
 
 
 ONLINE_SIZES = ((1, 4), (5, 2), (8, 8), (10, 3), (33, 4), (100, 7), (257, 32), (1000, 64), (3, 1), (129, 128),
@@ -234,38 +170,16 @@ ONLINE_SOFTMAX = Task(
                                    "keep only the two numbers m and l between chunks."},
     hidden_sizes=tuple({"n": n, "chunk": c} for n, c in ((2, 1), (64, 64), (65, 64), (1031, 16), (300, 299),
                                                            (4099, 128), (17, 5), (200, 9))),
+    chunked=(("x", "chunk"),),
+    reads_rule=_judge_reads,
 )
-
-
-def _judge_reads(case: Case, reads: list[int]) -> str | None:
-    """Trusted half of the method check: two passes, chunk by chunk, means 2·n elements read in all (one more
-    chunk is allowed, e.g. to start m at the first chunk's maximum)."""
-    n, chunk = case.params["n"], case.params["chunk"]
-    total = sum(reads)
-    if 2 * n <= total <= 2 * n + chunk:
-        return None
-    if total < 2 * n:
-        why = ("once at most: the check expects two passes, keeping only m and l between chunks (not the "
-               "chunks themselves, nor a copy of x)")
-    else:
-        why = (f"{total / n:.3g} times over: the check expects two passes, one that finds m and l "
-               f"together (the online update) and one that writes the output; keep each chunk you read in a "
-               f"variable and use it for both the maximum and the sum")
-    return (f"online_softmax gives the right values for {case.label()}, but it read {total} elements of x "
-            f"(n = {n}, in chunks of at most {chunk}), which is x {why}.")
 
 
 def check_online_softmax(function, seeds=None) -> None:
     """Check cell of the online_softmax exercise: ``function(x, chunk)`` returns softmax(x), reading x (a
     :class:`ChunkedReader`) in two passes of chunks."""
     task = ONLINE_SOFTMAX.with_seeds(seeds) if seeds else ONLINE_SOFTMAX
-    last = {}
-
-    def call(fn, args):
-        last["x"] = ChunkedReader(args["x"], args["chunk"])
-        return fn(last["x"], args["chunk"])
-
-    check_function(task, function, call, lambda case, fn: _judge_reads(case, last["x"].reads))
+    check_function(task, function, lambda fn, args: fn(args["x"], args["chunk"]))
 
 
 # -------------------------------------------------------------------------------------- row kernels

@@ -7,8 +7,10 @@ buffers; module-level arrays are read-only constants (Numba's compiler refuses a
 gpusim's counters check that K and V are read once per query tile (and, when causal, only up to the
 diagonal), that shared memory holds one K/V tile and no thread does the others' share, and a look at the
 kernel's source checks that its ``cuda.local.array`` s do not grow with N. The NumPy task receives k and v as
-:class:`~course.tasks.part06.ChunkedReader` s, readable one key tile at a time and each key row once per query
-tile; its memory is checked by how it grows between two sequence lengths.
+:class:`~course.tasks.chunks.ChunkedReader` s, readable one key tile at a time and each key row once per query
+tile (in classroom grading the grader hands out the tiles and counts them; the inputs and the reference,
+:func:`grader_only`, are not in the learner's process there); its memory is checked by how it grows between
+two sequence lengths, measured with tracemalloc in the process that runs the learner's function.
 
 The inputs give each query row a family that breaks a shortcut (:func:`attention_inputs`): scores that rise
 with the key (the maximum is the last key, or, when causal, the diagonal with every masked key above it),
@@ -24,8 +26,19 @@ import tracemalloc
 
 import numpy as np
 
-from .common import Budget, Case, CheckFailed, Output, Task, _error, check, check_function, judge, make_cases
-from .part06 import ChunkedReader
+from .common import (
+    Budget,
+    Case,
+    CheckFailed,
+    Output,
+    Task,
+    _error,
+    check,
+    check_function,
+    grader_only,
+    judge,
+    make_cases,
+)
 
 HEAD_DIM = 8  # d of the kernel tasks (a compile-time constant of the kernel)
 TILE = 16  # query rows per block = key rows per shared-memory tile = threads per block
@@ -43,6 +56,7 @@ def _cdiv(a: int, b: int) -> int:
     return (a + b - 1) // b
 
 
+@grader_only
 def attention64(q, k, v, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Reference attention in float64 for (..., N, d) arrays: the output and the logsumexp of each row."""
     q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
@@ -62,6 +76,7 @@ ROW_FAMILIES = ("moderate", "loud", "rising", "falling", "deep", "spike", "const
 _RAMP, _SPIKE_DIM = 0, 1  # key dimensions: k[j, 0] = j, k[j, 1] = 1 for the last key only, k[j, d-1] = 1
 
 
+@grader_only
 def attention_inputs(n: int, d: int, seed: int, salt: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """float32 q, k, v of one head, (n, d) each, d >= 4. The keys carry three fixed dimensions, a ramp
     (k[j, 0] = j), a marker of the last key (k[j, 1]) and a constant 1 (k[j, d-1]); the rest is random.
@@ -118,6 +133,31 @@ def _numpy_reference(case: Case, args: dict) -> dict:
     return {"o": o, "lse": lse}
 
 
+def _judge_kv_reads(case: Case, reads: dict[str, list[int]]) -> str | None:
+    """Trusted half of the method check: every query tile reads each key row of K and V once, no more (a
+    pass of its own for the maximum) and no less (a copy of K or V gathered once, kept across query tiles)."""
+    p = case.params
+    tiles = _cdiv(p["n"], p["tile_q"])
+    limit = tiles * p["n"] + p["tile_k"]
+    for name, rows in reads.items():
+        if sum(rows) < tiles * p["n"]:
+            return (f"flash_attention_numpy gives the right values for {case.label()}, but it read only "
+                    f"{sum(rows)} rows of {name}; {tiles} query tiles of N = {p['n']} keys read "
+                    f"{tiles * p['n']} when each query tile streams every key tile itself (the outer loop "
+                    f"over query tiles, the inner loop over key tiles).\nHint: do not gather {name} into a "
+                    f"whole array once and keep it (that is ordinary attention, row by row): for each query "
+                    f"tile, read the key tiles {name}[k0:k0 + tile_k] one after another inside the loop and "
+                    f"fold each into m, l and acc with the online update.")
+        if sum(rows) > limit:
+            return (f"flash_attention_numpy gives the right values for {case.label()}, but it read "
+                    f"{sum(rows)} rows of {name}; {tiles} query tile{'s' if tiles > 1 else ''} of N = "
+                    f"{p['n']} keys need {tiles * p['n']} (each query tile reads every key row once).\nHint: "
+                    f"find the "
+                    f"running maximum and the sums in the same pass over the key tiles (the online softmax: "
+                    f"rescale l and acc by exp(m - m_new) when the maximum grows), not in a pass of its own.")
+    return None
+
+
 # (n, d, tile_q, tile_k): n = 1, tiles of 1, tiles that do not divide n, tile_q != tile_k, tiles longer than
 # the sequence, d the largest dimension, n past 128
 NUMPY_SIZES = ((1, 4, 4, 4), (5, 8, 2, 3), (16, 8, 4, 4), (37, 16, 8, 5), (64, 8, 16, 32), (100, 4, 32, 7),
@@ -147,32 +187,9 @@ FLASH_NUMPY = Task(
                                    "FlashAttention never builds."},
     hidden_sizes=tuple({"n": n, "d": d, "tile_q": tq, "tile_k": tk} for n, d, tq, tk in
                        ((200, 8, 64, 16), (2, 4, 1, 2), (97, 16, 13, 11), (50, 4, 50, 1), (17, 8, 16, 16))),
+    chunked=(("k", "tile_k"), ("v", "tile_k")),
+    reads_rule=_judge_kv_reads,
 )
-
-
-def _judge_kv_reads(case: Case, reads: dict[str, list[int]]) -> str | None:
-    """Trusted half of the method check: every query tile reads each key row of K and V once, no more (a
-    pass of its own for the maximum) and no less (a copy of K or V gathered once, kept across query tiles)."""
-    p = case.params
-    tiles = _cdiv(p["n"], p["tile_q"])
-    limit = tiles * p["n"] + p["tile_k"]
-    for name, rows in reads.items():
-        if sum(rows) < tiles * p["n"]:
-            return (f"flash_attention_numpy gives the right values for {case.label()}, but it read only "
-                    f"{sum(rows)} rows of {name}; {tiles} query tiles of N = {p['n']} keys read "
-                    f"{tiles * p['n']} when each query tile streams every key tile itself (the outer loop "
-                    f"over query tiles, the inner loop over key tiles).\nHint: do not gather {name} into a "
-                    f"whole array once and keep it (that is ordinary attention, row by row): for each query "
-                    f"tile, read the key tiles {name}[k0:k0 + tile_k] one after another inside the loop and "
-                    f"fold each into m, l and acc with the online update.")
-        if sum(rows) > limit:
-            return (f"flash_attention_numpy gives the right values for {case.label()}, but it read "
-                    f"{sum(rows)} rows of {name}; {tiles} query tile{'s' if tiles > 1 else ''} of N = "
-                    f"{p['n']} keys need {tiles * p['n']} (each query tile reads every key row once).\nHint: "
-                    f"find the "
-                    f"running maximum and the sums in the same pass over the key tiles (the online softmax: "
-                    f"rescale l and acc by exp(m - m_new) when the maximum grows), not in a pass of its own.")
-    return None
 
 
 def _peak_memory(function, n: int) -> dict:
@@ -220,22 +237,13 @@ def _judge_memory(results: list[dict]) -> str | None:
 
 def check_flash_attention_numpy(function, seeds=None) -> None:
     """Check cell of the NumPy tiled forward: ``function(q, k, v, tile_q, tile_k)`` returns (o, lse); k and v
-    are :class:`ChunkedReader` s that hand out at most tile_k rows at a time."""
+    are :class:`~course.tasks.chunks.ChunkedReader` s that hand out at most tile_k rows at a time."""
     task = FLASH_NUMPY.with_seeds(seeds) if seeds else FLASH_NUMPY
-    readers = {}
 
-    def call(fn, a):
-        for name in ("k", "v"):
-            readers[name] = ChunkedReader(a[name], a["tile_k"], name, "tile_k")
-        return fn(a["q"], readers["k"], readers["v"], a["tile_q"], a["tile_k"])
+    def memory(case, fn):
+        return _judge_memory([_peak_memory(fn, n) for n in MEMORY_SIZES]) if case is task.cases[-1] else None
 
-    def further(case, fn):
-        message = _judge_kv_reads(case, {name: reader.reads for name, reader in readers.items()})
-        if message or case is not task.cases[-1]:
-            return message
-        return _judge_memory([_peak_memory(fn, n) for n in MEMORY_SIZES])
-
-    check_function(task, function, call, further)
+    check_function(task, function, lambda fn, a: fn(a["q"], a["k"], a["v"], a["tile_q"], a["tile_k"]), memory)
 
 
 # ------------------------------------------------------------------------------------------- kernels

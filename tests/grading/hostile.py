@@ -429,7 +429,7 @@ EXPECTED = {  # learner -> assignment (or a refused file's stem) -> (points, sta
     "swapper": {A01: (0, (F, F, F)), A02: NOTHING},
     "trojan": {A01: (4, (F, P, P)), A02: NOTHING},
     "exiter": {A01: (4, (E, P, P)), A02: NOTHING},
-    "hider": {A01: (2, (E, F, P)), A02: NOTHING},
+    "hider": {A01: (2, (F, F, P)), A02: NOTHING},  # a hidden test only ever fails
     "twins": {A01: (4, (F, P, P)), A02: NOTHING},
     "dotted": {A01: NOTHING, A02: NOTHING},
     "fifo": {A01: REFUSED, A02: NOTHING},

@@ -1,0 +1,97 @@
+"""Inputs read a chunk at a time: the plain-Python exercises of Parts 6 (online softmax) and 7 (FlashAttention
+in NumPy) receive their long inputs as :class:`ChunkedReader` s, which hand out at most a chunk of rows per
+read and count the rows read, so that the check can tell a streaming method from one that uses the input
+whole. A Task names these inputs in ``Task.chunked``; :func:`course.tasks.common.run_function` wraps them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class ChunkReadError(Exception):
+    """The learner's function read an input in a way the exercise rules out (all of it at once, or too much
+    at a time)."""
+
+
+_BLANK_LIKE = {np.empty_like, np.zeros_like, np.ones_like, np.full_like}  # they read the shape, no values
+
+
+class ChunkedReader:
+    """An input that can only be read a chunk at a time, as a stream delivers it: ``x[start:start + chunk]``
+    (or one element, or ``for v in x``) reads at most ``chunk`` rows (elements of a vector), handed out as a
+    fresh NumPy array; ``len(x)``, ``x.shape``, ``x.size``, ``x.ndim`` and ``x.dtype`` work, and
+    ``np.empty_like(x)`` (and zeros_like, ...) make an array of its shape. The rows of each read are counted
+    in ``reads``; anything that would use the input whole (``x.max()``, ``np.exp(x)``, ``x - m``, ``k.T``,
+    ``np.asarray(x)``) raises :class:`ChunkReadError`. ``name`` and ``limit`` name the input and the size in
+    the messages (``"x"``, ``"chunk"``; ``"k"``, ``"tile_k"``).
+
+    In a notebook the reader holds the data, so code set on cheating can reach it; this catches the honest
+    mistakes. In classroom grading ``data`` is a stand-in that asks the grader for each chunk
+    (:mod:`course.grade.serving`): the data stays with the grader, which counts the rows it hands out itself.
+    """
+
+    def __init__(self, data: np.ndarray, chunk: int, name: str = "x", limit: str = "chunk"):
+        self._data, self._chunk, self._name, self._limit = data, chunk, name, limit
+        self._unit = "elements" if data.ndim == 1 else "rows"
+        self.reads: list[int] = []
+
+    def __len__(self) -> int:
+        return self._data.shape[0]
+
+    shape = property(lambda self: self._data.shape)
+    size = property(lambda self: self._data.size)
+    ndim = property(lambda self: self._data.ndim)
+    dtype = property(lambda self: self._data.dtype)
+
+    def __getitem__(self, key):
+        first = key[0] if isinstance(key, tuple) and key else key
+        rows = int(np.size(np.arange(len(self))[first])) if first is not Ellipsis else len(self)
+        if rows > self._chunk:
+            raise ChunkReadError(
+                f"{self._name}[{_key_text(key)}] reads {rows} {self._unit} at once, but this exercise reads "
+                f"{self._name} in pieces of at most {self._limit} = {self._chunk} {self._unit}: "
+                f"{self._name}[start:start + {self._limit}].")
+        part = self._data[key]
+        self.reads.append(rows)
+        return part.copy() if isinstance(part, np.ndarray) else part
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def _whole(self, what: str):
+        raise ChunkReadError(f"{what} uses all of {self._name} at once, but this exercise reads {self._name} "
+                             f"only in pieces of at most {self._limit} = {self._chunk} {self._unit}: "
+                             f"{self._name}[start:start + {self._limit}].")
+
+    def __array__(self, dtype=None, copy=None):
+        self._whole(f"turning {self._name} into an array (np.asarray({self._name}), np.exp({self._name}), "
+                    f"{self._name} - m, ...)")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        self._whole(f"np.{ufunc.__name__}{'' if method == '__call__' else '.' + method}({self._name})")
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in _BLANK_LIKE and args and args[0] is self:
+            return func(np.empty(self.shape, self.dtype), *args[1:], **kwargs)
+        self._whole(f"np.{func.__name__}({self._name})")
+
+    def __getattr__(self, name):
+        if name.startswith("_"):  # Python's and IPython's own probes
+            raise AttributeError(name)
+        self._whole(f"{self._name}.{name}")
+
+    def _operator(self, *other):
+        self._whole(f"arithmetic or a comparison on {self._name} itself")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _operator
+    __pow__ = __rpow__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = __matmul__ = __rmatmul__ = _operator
+
+
+def _key_text(key) -> str:
+    if isinstance(key, tuple):
+        return ", ".join(_key_text(part) for part in key)
+    if isinstance(key, slice):
+        return ":".join("" if v is None else str(v) for v in (key.start, key.stop)) + \
+            ("" if key.step is None else f":{key.step}")
+    return "..." if key is Ellipsis else str(key)
