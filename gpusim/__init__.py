@@ -21,6 +21,7 @@ from .errors import (
     RaceError,
     ResourceError,
     UninitializedReadError,
+    UnsupportedError,
     WriteConflictError,
 )
 from .launch import Kernel, jit
@@ -42,6 +43,7 @@ __all__ = [
     "Report",
     "ResourceError",
     "UninitializedReadError",
+    "UnsupportedError",
     "WriteConflictError",
     "jit",
 ]

@@ -12,14 +12,16 @@ either, so a failure never leaves half a pair in the log.
 
 import operator
 import sys
+from collections import namedtuple
 
 import numpy as np
 
 from .context import who
-from .errors import KernelError, OutOfBoundsError
+from .errors import KernelError, OutOfBoundsError, UnsupportedError
 from .sites import TAG, describe, user_frame
 
 READ, WRITE, ATOMIC = 0, 1, 2
+_Address = namedtuple("_Address", "data")
 TAG_SHIFT = 16
 KIND_SHIFT = 24
 SIZE_SHIFT = 26
@@ -65,11 +67,13 @@ class DeviceArray:
         "ndim",
         "size",
         "_vals",
+        "_b0",
     )
 
     def __init__(self, flat, shape, strides, e0, region, log, byte_offset=0):
         self._flat = flat
         self._vals = None
+        self._b0 = region.base + byte_offset  # the address of flat[0], in bytes
         self.shape = tuple(shape)
         self._st = tuple(strides)
         self._e0 = e0
@@ -139,8 +143,12 @@ class DeviceArray:
             strides += self._st[len(parts) :]
             if kind != READ:
                 raise self._misuse(idx, kind, frame, "a kernel assigns one element at a time, not a slice")
-            return view(self, shape, strides, e)
+            return self._view(shape, strides, e)
         return self._element(e, frame, kind, value)
+
+    def _view(self, shape, strides, e0):
+        """A view of the same memory and dtype (a slice, a row, a reshape)."""
+        return view(self, shape, strides, e0)
 
     def _element(self, e, frame, kind, value):
         self._log(e, frame, kind)
@@ -253,6 +261,73 @@ class DeviceArray:
 
     def all(self, *args, **kwargs):
         return self._read_all(_getframe(1)).all(*args, **kwargs)
+
+    # Reshaping and reinterpreting, as Numba allows in kernels (gpusim.arrayviews).
+    def reshape(self, *shape):
+        from . import arrayviews
+
+        return arrayviews.reshape(self, shape)
+
+    def ravel(self):
+        from . import arrayviews
+
+        return arrayviews.ravel(self)
+
+    def transpose(self):
+        from . import arrayviews
+
+        return arrayviews.transpose(self)
+
+    T = property(transpose)
+
+    def view(self, dtype):
+        from . import arrayviews
+
+        return arrayviews.view_as(self, dtype)
+
+    @property
+    def real(self):
+        from . import arrayviews
+
+        return arrayviews.part(self, "real")
+
+    @property
+    def imag(self):
+        from . import arrayviews
+
+        return arrayviews.part(self, "imag")
+
+    def copy(self):
+        from . import arrayviews
+
+        return arrayviews.copy(self, _getframe(1), self.region.name)
+
+    @property
+    def ctypes(self):
+        """`.ctypes.data`: the address of the first element, as gpusim's counters place arrays (every array
+        starts at least 256-byte aligned, as cudaMalloc gives them and as a shared array's alignment=
+        asks)."""
+        return _Address((self._kb + self._e0) * self.dtype.itemsize)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self):
+        return tuple(stride * self.dtype.itemsize for stride in self._st)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnsupportedError(
+            f"the array attribute .{name}",
+            f"{who()} uses .{name} of array {self.region.name}, which gpusim does not simulate.",
+        )
 
     def to_numpy(self):
         """A copy of the elements this view covers, without logging accesses."""
@@ -623,6 +698,10 @@ _MIRRORED = {1: Mirrored1D, 2: Mirrored2D}
 def device_array(flat, shape, strides, e0, region, log, byte_offset=0, mirror=False):
     """A checked array of the fastest class for its number of dimensions and layout. mirror=True (for memory
     that no other array aliases: a static shared array) also keeps the elements in a list for quick reads."""
+    if flat.dtype.names:
+        from .records import RecordArray
+
+        return RecordArray(flat, shape, strides, e0, region, log, byte_offset)
     if region.readonly:
         return ReadOnlyArray(flat, shape, strides, e0, region, log, byte_offset)
     contiguous = e0 == 0 and len(shape) in _CONTIGUOUS and tuple(strides) == tuple(shape[1:]) + (1,)
@@ -643,7 +722,7 @@ def view(parent, shape, strides, e0):
     """A checked view (slice or row) that shares the parent's memory, region and log."""
     cls = ReadOnlyArray if parent.region.readonly else _BY_NDIM.get(len(shape), DeviceArray)
     arr = cls.__new__(cls)
-    for slot in ("_flat", "_kb", "_mr", "_mw", "_la", "region", "dtype", "_vals"):
+    for slot in ("_flat", "_kb", "_mr", "_mw", "_la", "region", "dtype", "_vals", "_b0"):
         setattr(arr, slot, getattr(parent, slot))
     arr.shape = tuple(shape)
     arr._st = tuple(strides)
@@ -687,6 +766,26 @@ class BoundsCheckedArray:
     def __getitem__(self, idx):
         self._check(idx, "read")
         return self._a[idx]
+
+    def __getattr__(self, name):
+        """NumPy's attributes and methods (reshape, view, T, copy, ...); arrays they give stay
+        bounds-checked."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(self._a, name)
+        if isinstance(value, np.ndarray):
+            return BoundsCheckedArray(value, self.name, self.writable)
+        if not callable(value):
+            return value
+        writable = self.writable or name == "copy"
+
+        def method(*args, **kwargs):
+            result = value(*args, **kwargs)
+            if isinstance(result, np.ndarray):
+                return BoundsCheckedArray(result, self.name, writable)
+            return result
+
+        return method
 
     def sum(self, *args, **kwargs):
         return self._a.sum(*args, **kwargs)

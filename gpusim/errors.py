@@ -89,6 +89,17 @@ class KernelException(KernelError):
     hint = "fix the kernel line the message names (a GPU kernel has no Python exceptions to rely on)."
 
 
+class UnsupportedError(KernelError):
+    """The kernel uses a feature of Numba CUDA that gpusim does not simulate; `feature` names it."""
+
+    hint = ("gpusim's README lists what it simulates (Limits); run this kernel on a GPU, or leave the "
+            "feature out of the part you test with gpusim.")
+
+    def __init__(self, feature, message=None, hint=None):
+        self.feature = feature
+        super().__init__(message or f"the kernel uses {feature}, which gpusim does not simulate.", hint)
+
+
 class CompileError(KernelError):
     """Numba's CUDA compiler rejects the kernel: it would not run on a GPU (course.compilegate)."""
 

@@ -10,12 +10,15 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .arguments import convert_args, copy_back, declared_types, host_arrays
 from .arrays import TAG_SHIFT, DeviceArray
 from .checker import Checker
 from .context import current
 from .counters import Counters
+from .errormodel import debug_of, error_state
 from .errors import KernelError, KernelTimeoutError, ResourceError
 from .fakecuda import Dim3, FakeCuda
+from .frozen import snapshot
 from .lanes import Bail
 from .memory import Memory
 from .rebind import Rebinder, python_function
@@ -76,6 +79,8 @@ class Kernel:
             )
         self.shared_limit = DEFAULT_SHARED_BYTES if opt_in is None else max(opt_in, DEFAULT_SHARED_BYTES)
         self.py_func = python_function(kernel)
+        self.declared = declared_types(kernel)  # the argument types of a declared signature, or None
+        self.debug = debug_of(kernel)
         self.__name__ = self.py_func.__name__
         self.__doc__ = self.py_func.__doc__
         self.check = check
@@ -92,7 +97,12 @@ class Kernel:
 
     def __getitem__(self, config):
         grid, block, shared_bytes = parse_config(config)
-        return lambda *args: self._launch(grid, block, shared_bytes, args)
+
+        def launch(*args):
+            with error_state(self.debug):  # division by zero as the kernel's Numba error model has it
+                self._launch(grid, block, shared_bytes, args)
+
+        return launch
 
     def _launch(self, grid, block, shared_bytes, args):
         self.report = None
@@ -119,7 +129,7 @@ class Kernel:
                 self.engine_used = "vector"
                 return
         memory = Memory()
-        rebinder = Rebinder(None, memory.codes, _constants(memory, self.check))
+        rebinder = Rebinder(None, memory.codes, _constants(memory, self.check), snapshot(self.py_func, args))
         fake = FakeCuda(lambda value: rebinder.value(value, None))
         rebinder.fake_cuda = fake
         fn = rebinder.function(self.py_func)
@@ -127,7 +137,7 @@ class Kernel:
         if self.check:
             counters = Counters(memory)
             checker = Checker(memory, counters, self.trace)
-        sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check)
+        sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check, self.declared)
         names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
         arrays = [name for name, arg in zip(names, sim_args, strict=True) if isinstance(arg, DeviceArray)]
         tag = fn.__globals__[TAG]
@@ -145,8 +155,7 @@ class Kernel:
             raise error.with_traceback(None) from error.__cause__
         finally:
             self.snapshots = scheduler.snapshots
-            for original, copy in copy_backs:
-                np.copyto(original, copy)
+            copy_back(copy_backs)
         nthreads = block.x * block.y * block.z
         launch = {
             "blocks": scheduler.blocks,
@@ -165,7 +174,7 @@ class Kernel:
         code, reason = vector_code(self.py_func.__code__)
         if code is None:
             return reason
-        saved = [(array, array.copy()) for array in map(_as_numpy, args) if array is not None]
+        saved = [(array, array.copy()) for array in host_arrays(args)]
         launch = None
         for lanes_per_wave in (WAVE_LANES, 1):  # one block per wave if a wave logs too much
             try:
@@ -187,10 +196,10 @@ class Kernel:
     def _vector_launch(self, code, grid, block, shared_bytes, args, start, lanes_per_wave):
         memory = Memory()
         fake = VectorCuda(lambda value: rebinder.value(value, None))
-        rebinder = Rebinder(fake, memory.codes, _constants(memory, self.check))
+        rebinder = Rebinder(fake, memory.codes, _constants(memory, self.check), snapshot(self.py_func, args))
         fn = rebinder.function(self.py_func)
         checker = Checker(memory, Counters(memory), None) if self.check else None
-        sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check)
+        sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check, self.declared)
         if not self.check:
             _refuse_aliases(sim_args)
         tag = fn.__globals__[TAG]
@@ -200,14 +209,13 @@ class Kernel:
         launch = VectorLaunch(vector_fn, sim_args, grid, block, shared_bytes, self.shared_limit, fake, memory,
                               checker, tag, start + share, lanes_per_wave)
         launch.run()
-        for original, copy in copy_backs:
-            np.copyto(original, copy)
+        copy_back(copy_backs)
         return launch
 
 
 def _refuse_aliases(arrays):
     """An unchecked launch whose array arguments overlap runs on the thread engine (its order decides)."""
-    plain = [a for a in arrays if isinstance(a, np.ndarray)]
+    plain = host_arrays(arrays)
     for i, a in enumerate(plain):
         for b in plain[i + 1:]:
             if np.may_share_memory(a, b):
@@ -269,53 +277,6 @@ def parse_config(config):
     if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, numbers.Integral) or shared_bytes < 0:
         raise ResourceError(f"dynamic shared memory must be a number of bytes >= 0, not {shared_bytes!r}.")
     return grid, block, int(shared_bytes)
-
-
-def _as_numpy(value):
-    if isinstance(value, np.ndarray):
-        return value
-    if type(value).__module__.startswith("torch") and hasattr(value, "numpy"):
-        if value.device.type != "cpu":
-            raise ResourceError(f"a torch tensor on {value.device} cannot be simulated; pass a CPU tensor.")
-        return value.detach().resolve_conj().resolve_neg().numpy()
-    host = getattr(value, "_ary", None)
-    if isinstance(host, np.ndarray):
-        return host
-    return None
-
-
-def convert_args(fn, args, memory, checked):
-    """Simulated arguments and (original, contiguous copy) pairs to copy back after the launch."""
-    code = fn.__code__
-    names = code.co_varnames[: code.co_argcount]
-    if len(args) != len(names):
-        raise ResourceError(
-            f"{fn.__name__} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}."
-        )
-    sim_args, copy_backs = [], []
-    for name, value in zip(names, args, strict=True):
-        array = _as_numpy(value)
-        if array is not None:
-            if array.dtype.hasobject:
-                raise ResourceError(f"argument {name} is an array of Python objects; use a numeric dtype.")
-            if checked:
-                if not array.flags.c_contiguous:
-                    copy = np.ascontiguousarray(array)
-                    copy_backs.append((array, copy))
-                    array = copy
-                sim_args.append(memory.global_array(array, name))
-            else:
-                sim_args.append(array)
-        elif isinstance(value, (numbers.Number, np.generic)) or (
-            isinstance(value, tuple) and all(isinstance(v, (numbers.Number, np.generic)) for v in value)
-        ):
-            sim_args.append(value)
-        else:
-            raise ResourceError(
-                f"argument {name} has type {type(value).__name__}, which a kernel cannot take.",
-                "pass numpy arrays, CPU torch tensors or numbers.",
-            )
-    return sim_args, copy_backs
 
 
 def _spin_note():
