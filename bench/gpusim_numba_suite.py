@@ -74,6 +74,8 @@ def summarize(results, modes, wall_seconds, jobs):
                 line["module"] = module
                 launches.append(line)
                 modules_with_launches.add(module)
+            elif "test" not in line:
+                continue
             elif "ModuleSkipped" in line["test"]:  # the module raises SkipTest when imported
                 skipped_modules[module] = line["detail"]
             else:

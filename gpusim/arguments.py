@@ -3,8 +3,9 @@
 Arrays (NumPy arrays, CPU torch tensors, Numba device arrays) become checked views of global memory (plain
 NumPy arrays in unchecked launches). A scalar becomes the NumPy scalar of its Numba type: the type the
 kernel's signature declares for it, else int64 for a Python int and float64 for a float (so `x / 0.0` is inf,
-as on a GPU). Tuples are converted element by element; a record (one element of a structured array) becomes
-a record of a one-element array that is copied back after the launch; enum members pass as they are.
+as on a GPU). An array passed as cuda.In(a) is copied first: the kernel's writes do not come back. Tuples are
+converted element by element; a record (one element of a structured array) becomes a record of a one-element
+array that is copied back after the launch; enum members pass as they are.
 """
 
 import enum
@@ -12,6 +13,7 @@ import numbers
 
 import numpy as np
 
+from . import frontends
 from .errors import ResourceError
 from .numeric import cast, numba_scalar
 from .records import Record
@@ -31,16 +33,44 @@ def host_array(value):
     return None
 
 
+def _hinted(value):
+    """(array, whether the kernel's writes reach it) for numba's cuda.In / cuda.Out / cuda.InOut, else None:
+    an array passed with cuda.In is copied to the GPU and not back."""
+    name = type(value).__name__
+    if name in ("In", "Out", "InOut") and frontends.from_front_end(type(value)):
+        array = host_array(getattr(value, "value", None))
+        if array is not None:
+            return array, name != "In"
+    return None
+
+
 def host_arrays(args):
     """Every array among the arguments, tuples and records included: what a launch may write."""
     found = []
     for value in args:
         array = host_array(value)
+        hinted = _hinted(value)
         if array is not None:
             found.append(array)
+        elif hinted is not None:
+            found.append(hinted[0])
         elif isinstance(value, tuple):
             found.extend(host_arrays(value))
     return found
+
+
+def apply_extensions(kernel, args):
+    """The arguments after the kernel's numba-cuda extensions have prepared them (`kernel.extensions`: each
+    `prepare_args(type, value, stream=0, retr=[])` may wrap a value, e.g. in cuda.In), as the simulator
+    does."""
+    extensions = getattr(kernel, "extensions", None) or ()
+    prepared = []
+    for value in args:
+        kind = None
+        for extension in extensions:
+            kind, value = extension.prepare_args(kind, value, stream=0, retr=[])
+        prepared.append(value)
+    return prepared
 
 
 def declared_types(kernel):
@@ -50,6 +80,36 @@ def declared_types(kernel):
         return None
     signatures = getattr(kernel, "signatures", None) or ()
     return tuple(signatures[0]) if len(signatures) == 1 else None
+
+
+def declared_return_type(kernel):
+    """The return type of a device function's declared signature (`@cuda.jit("int32(int32)",
+    device=True)`), else None."""
+    if getattr(kernel, "_can_compile", True):
+        return None
+    signatures = getattr(kernel, "nopython_signatures", None) or ()
+    return signatures[0].return_type if len(signatures) == 1 else None
+
+
+def typed_device_function(dispatcher, function):
+    """`function` (the rebound device function of `dispatcher`), converting its arguments and its result to
+    the types a declared signature gives them, as numba-cuda casts them at the call."""
+    argtypes = declared_types(dispatcher)
+    if argtypes is None:
+        return function
+    dtypes = [_scalar_dtype(t) for t in argtypes]
+    result_dtype = _scalar_dtype(declared_return_type(dispatcher))
+    if result_dtype is None and not any(d is not None for d in dtypes):
+        return function
+
+    def call(*args):
+        args = [cast(a, d) if d is not None and isinstance(a, (numbers.Number, np.generic)) else a
+                for a, d in zip(args, dtypes, strict=False)]
+        result = function(*args)
+        return cast(result, result_dtype) if result_dtype is not None and result is not None else result
+
+    call.__name__ = call.__qualname__ = function.__name__
+    return call
 
 
 def _scalar_dtype(numba_type):
@@ -72,6 +132,10 @@ class _Converter:
         array = host_array(value)
         if array is not None:
             return self._array(name, array)
+        hinted = _hinted(value)
+        if hinted is not None:
+            array, copied_back = hinted
+            return self._array(name, array if copied_back else array.copy())
         if isinstance(value, np.void):
             return self._record(name, value)
         if isinstance(value, (numbers.Number, np.generic)):

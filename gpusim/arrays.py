@@ -2,8 +2,9 @@
 
 Every element access appends two integers to the launch's log:
   1. the element's address in units of its itemsize (region base // itemsize + flat index);
-  2. log2(itemsize) << 26 | kind << 24 | code tag << 16 | bytecode offset, where the code tag (stored
-     in the globals of every rebound kernel and device function) names the learner function.
+  2. SILENT (for a write that stored the value the element held) | log2(itemsize) << 26 | kind << 24 |
+     code tag << 16 | bytecode offset, where the code tag (stored in the globals of every rebound kernel and
+     device function) names the learner function.
 The checker turns these logs into races and counters. Region bases are at least 2**36 (memory.py), so
 in the fast paths a numpy index narrower than int64 raises OverflowError when added to the base and
 takes the general path instead of wrapping. The fast paths compute both integers before appending
@@ -21,6 +22,7 @@ from .errors import KernelError, OutOfBoundsError, UnsupportedError
 from .sites import TAG, describe, user_frame
 
 READ, WRITE, ATOMIC = 0, 1, 2
+SILENT = 1 << 29  # in a write's second integer: it stored the value the element already held
 _Address = namedtuple("_Address", "data")
 TAG_SHIFT = 16
 KIND_SHIFT = 24
@@ -141,31 +143,44 @@ class DeviceArray:
         if shape or len(parts) < self.ndim:
             shape += self.shape[len(parts) :]
             strides += self._st[len(parts) :]
-            if kind != READ:
-                raise self._misuse(idx, kind, frame, "a kernel assigns one element at a time, not a slice")
+            if kind == ATOMIC:
+                raise self._misuse(idx, kind, frame, "an atomic updates one element, not a slice")
+            if kind == WRITE:
+                return self._view(shape, strides, e)._assign_all(value, frame)
             return self._view(shape, strides, e)
         return self._element(e, frame, kind, value)
+
+    def _assign_all(self, value, frame):
+        """`a[i:j] = value`: every element of this view written (and logged), `value` broadcast as NumPy does;
+        an array value is read first, element by element."""
+        if isinstance(value, DeviceArray):
+            value = value._read_all(frame)
+        values = np.broadcast_to(np.asarray(getattr(value, "_a", value)), self.shape)
+        for index in np.ndindex(self.shape):
+            self._access(index, frame, WRITE, values[index])
 
     def _view(self, shape, strides, e0):
         """A view of the same memory and dtype (a slice, a row, a reshape)."""
         return view(self, shape, strides, e0)
 
     def _element(self, e, frame, kind, value):
-        self._log(e, frame, kind)
         if kind == READ:
+            self._log(e, frame, kind)
             return self._flat[e]
+        self._log(e, frame, kind, self._flat[e] == value)
         self._flat[e] = value
         if self._vals is not None:
             self._vals[e] = self._flat[e]
         return None
 
-    def _log(self, e, frame, kind):
+    def _log(self, e, frame, kind, silent=False):
         tag = frame.f_globals.get(TAG)
         if tag is None:
             frame = user_frame(1) or frame
             tag = frame.f_globals.get(TAG, 0)
+        meta = self._mr + (kind << KIND_SHIFT) + tag + frame.f_lasti + (SILENT if silent else 0)
         self._la(self._kb + int(e))
-        self._la(self._mr + (kind << KIND_SHIFT) + tag + frame.f_lasti)
+        self._la(meta)
 
     def _slice(self, part, size, idx, kind, frame):
         step = 1 if part.step is None else _as_int(part.step, self.region.name, idx)
@@ -239,6 +254,28 @@ class DeviceArray:
         """Every element of the view as an array, each read (and logged) by the calling thread."""
         values = [self._access(index, frame, READ) for index in np.ndindex(self.shape)]
         return np.array(values, dtype=self.dtype).reshape(self.shape)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """A NumPy ufunc over whole arrays (`np.sin(x, out)`), which Numba compiles to a loop in the calling
+        thread: every element of the inputs is read and every element of the outputs written, each logged."""
+        frame = _getframe(1)
+        if method != "__call__":
+            raise UnsupportedError(f"np.{ufunc.__name__}.{method}")
+        outputs = list(kwargs.pop("out", None) or inputs[ufunc.nin:])
+        inputs = inputs[: ufunc.nin]
+        values = [x._read_all(frame) if isinstance(x, DeviceArray) else getattr(x, "_a", x) for x in inputs]
+        results = ufunc(*values, **kwargs)
+        results = results if isinstance(results, tuple) else (results,)
+        for out, result in zip(outputs, results, strict=False):
+            if isinstance(out, DeviceArray):
+                result = np.broadcast_to(np.asarray(result).astype(out.dtype, casting="unsafe"), out.shape)
+                for index in np.ndindex(out.shape):
+                    out._access(index, frame, WRITE, result[index])
+            elif out is not None:
+                out[...] = result
+        if outputs:
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return results[0] if len(results) == 1 else results
 
     # The reductions Numba compiles for arrays in a kernel: a loop over the elements in the calling thread.
     def sum(self, *args, **kwargs):
@@ -369,7 +406,7 @@ class DeviceArray1D(DeviceArray):
             if 0 <= i < self.shape[0]:
                 e = self._e0 + i * self._st[0]
                 f = _getframe(1)
-                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                meta = self._mw + f.f_lasti + f.f_globals[TAG] + (SILENT if self._flat[e] == value else 0)
                 la = self._la
                 la(self._kb + e)
                 la(meta)
@@ -413,7 +450,7 @@ class DeviceArray2D(DeviceArray):
                 s0, s1 = self._st
                 e = self._e0 + i * s0 + j * s1
                 f = _getframe(1)
-                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                meta = self._mw + f.f_lasti + f.f_globals[TAG] + (SILENT if self._flat[e] == value else 0)
                 la = self._la
                 la(self._kb + e)
                 la(meta)
@@ -457,7 +494,7 @@ class DeviceArray3D(DeviceArray):
                 s0, s1, s2 = self._st
                 e = self._e0 + i * s0 + j * s1 + k * s2
                 f = _getframe(1)
-                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                meta = self._mw + f.f_lasti + f.f_globals[TAG] + (SILENT if self._flat[e] == value else 0)
                 la = self._la
                 la(self._kb + e)
                 la(meta)
@@ -493,7 +530,7 @@ class Contiguous1D(DeviceArray):
         try:
             if 0 <= i < self._n0:
                 f = _getframe(1)
-                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                meta = self._mw + f.f_lasti + f.f_globals[TAG] + (SILENT if self._flat[i] == value else 0)
                 la = self._la
                 la(self._kb + i)
                 la(meta)
@@ -521,9 +558,10 @@ class Contiguous1D(DeviceArray):
     def _w1(self, value, i, site):
         try:
             if 0 <= i < self._n0:
+                meta = self._mw + site + (SILENT if self._flat[i] == value else 0)
                 la = self._la
                 la(self._kb + i)
-                la(self._mw + site)
+                la(meta)
                 self._flat[i] = value
                 vals = self._vals
                 if vals is not None:
@@ -562,7 +600,7 @@ class Contiguous2D(DeviceArray):
             if 0 <= j < n1 and 0 <= i < self._n0:
                 e = i * n1 + j
                 f = _getframe(1)
-                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                meta = self._mw + f.f_lasti + f.f_globals[TAG] + (SILENT if self._flat[e] == value else 0)
                 la = self._la
                 la(self._kb + e)
                 la(meta)
@@ -594,9 +632,10 @@ class Contiguous2D(DeviceArray):
             n1 = self._n1
             if 0 <= j < n1 and 0 <= i < self._n0:
                 e = i * n1 + j
+                meta = self._mw + site + (SILENT if self._flat[e] == value else 0)
                 la = self._la
                 la(self._kb + e)
-                la(self._mw + site)
+                la(meta)
                 self._flat[e] = value
                 vals = self._vals
                 if vals is not None:
@@ -766,6 +805,21 @@ class BoundsCheckedArray:
     def __getitem__(self, idx):
         self._check(idx, "read")
         return self._a[idx]
+
+    def __array__(self, dtype=None, copy=None):
+        return self._a if dtype is None else self._a.astype(dtype)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """A ufunc over the thread's own array: NumPy's, on the values."""
+        def plain(value):
+            return value._a if isinstance(value, BoundsCheckedArray) else value
+
+        if "out" in kwargs:
+            kwargs["out"] = tuple(plain(out) for out in kwargs["out"])
+        result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
+        if isinstance(result, np.ndarray):
+            return BoundsCheckedArray(result, self.name, True)
+        return result
 
     def __getattr__(self, name):
         """NumPy's attributes and methods (reshape, view, T, copy, ...); arrays they give stay

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import frontends, intrinsics
 from .arrays import DeviceArray
-from .context import WARP_SIZE, current
+from .context import WARP_SIZE, current, who
 from .errors import UnsupportedError
 from .fp16 import Fp16
 
@@ -149,6 +149,35 @@ class _Const:
     def array_like(ary):
         """A read-only copy of a host array."""
         return current.scheduler.const_array(ary)
+
+
+class _GridGroup:
+    """The group `cuda.cg.this_grid()` returns."""
+
+    @staticmethod
+    def sync():
+        """A barrier for every thread of the grid: one block's barrier when the grid has one block."""
+        scheduler = current.scheduler
+        grid = scheduler.grid
+        if grid.x * grid.y * grid.z > 1:
+            raise UnsupportedError(
+                "a grid-wide barrier (cuda.cg.this_grid().sync()) in a launch of several blocks",
+                f"{who()} waits at cuda.cg.this_grid().sync() in a launch of {grid.x * grid.y * grid.z} "
+                f"blocks; gpusim runs the blocks of a launch one after another, so no block can wait for "
+                f"another.",
+                "test the kernel with a grid of one block, or on a GPU.",
+            )
+        scheduler.barrier("syncthreads", None)
+
+
+class _CooperativeGroups:
+    """`cuda.cg`: cooperative groups."""
+
+    grid = _GridGroup()
+
+    @staticmethod
+    def this_grid():
+        return _CooperativeGroups.grid
 
 
 def _refused(feature):
@@ -292,6 +321,7 @@ class FakeCuda:
         return np.uint32((1 << self.laneid) - 1)
 
     fp16 = Fp16()
+    cg = _CooperativeGroups
     popc = staticmethod(intrinsics.popc)
     brev = staticmethod(intrinsics.brev)
     clz = staticmethod(intrinsics.clz)

@@ -23,8 +23,7 @@ def _type_of(value):
     array = host_array(value)
     if array is not None:
         layout = "C" if array.flags.c_contiguous else "F" if array.flags.f_contiguous else "A"
-        fields = array.dtype.descr if array.dtype.names else None
-        return ("array", array.dtype.str, fields, array.ndim, layout)
+        return ("array", array.dtype, array.ndim, layout)
     if isinstance(value, tuple):
         return ("tuple", *map(_type_of, value))
     if isinstance(value, (bool, np.bool_)):

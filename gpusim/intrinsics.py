@@ -6,7 +6,7 @@ import sys
 import numpy as np
 
 from .arrays import READ, WRITE, DeviceArray
-from .numeric import fused_multiply_add, numba_scalar
+from .numeric import cube_root, fused_multiply_add, numba_scalar
 
 _getframe = sys._getframe
 
@@ -46,11 +46,9 @@ def ffs(x):
 
 
 def cbrt(x):
-    """The cube root, in x's float type (a Python float is a float64)."""
+    """The cube root in x's float type (a Python float is a float64), rounded correctly."""
     x = numba_scalar(x)
-    if not isinstance(x, np.floating):
-        x = np.float64(x)
-    return np.cbrt(x)
+    return cube_root(x, x.dtype if isinstance(x, np.floating) else np.float64)
 
 
 def fma(a, b, c):

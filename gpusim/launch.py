@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .arguments import convert_args, copy_back, declared_types, host_arrays
+from .arguments import apply_extensions, convert_args, copy_back, declared_types, host_arrays
 from .arrays import TAG_SHIFT, DeviceArray
 from .checker import Checker
 from .context import current
@@ -41,7 +41,7 @@ VECTOR_SHARE_OF_TIMEOUT = 0.25  # past this share of the timeout, the vector eng
 
 
 def jit(kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TIMEOUT_S, record=False,
-        max_dynamic_shared_bytes=None, engine=None):
+        max_dynamic_shared_bytes=None, engine=None, strict=False):
     """Wrap a @cuda.jit kernel (or a plain function using `cuda`) for simulation: jit(k)[grid, block](*args).
 
     check=False only runs (fast); schedule="random" runs threads in a seeded random order;
@@ -51,10 +51,12 @@ def jit(kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TI
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, n) does (227 KiB at most);
     engine="thread" runs one Python thread of control per CUDA thread; "auto" (the default, or the environment
     variable GPUSIM_ENGINE) first tries the vector engine (gpusim.wave), which gives the same results,
-    counters and errors or hands the launch over to the thread engine ("vector" is a synonym).
+    counters and errors or hands the launch over to the thread engine ("vector" is a synonym);
+    strict=True also reports threads that store the value an element already holds with nothing to order
+    them (by default allowed: every order gives the same result, as CUDA guarantees).
     """
     return Kernel(kernel, check=check, schedule=schedule, seed=seed, timeout=timeout, record=record,
-                  max_dynamic_shared_bytes=max_dynamic_shared_bytes, engine=engine)
+                  max_dynamic_shared_bytes=max_dynamic_shared_bytes, engine=engine, strict=strict)
 
 
 class Kernel:
@@ -62,7 +64,7 @@ class Kernel:
     last launch."""
 
     def __init__(self, kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TIMEOUT_S,
-                 record=False, max_dynamic_shared_bytes=None, engine=None):
+                 record=False, max_dynamic_shared_bytes=None, engine=None, strict=False):
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, not {schedule!r}")
         engine = engine or os.environ.get("GPUSIM_ENGINE") or "auto"
@@ -79,11 +81,13 @@ class Kernel:
             )
         self.shared_limit = DEFAULT_SHARED_BYTES if opt_in is None else max(opt_in, DEFAULT_SHARED_BYTES)
         self.py_func = python_function(kernel)
+        self.kernel = kernel
         self.declared = declared_types(kernel)  # the argument types of a declared signature, or None
         self.debug = debug_of(kernel)
         self.__name__ = self.py_func.__name__
         self.__doc__ = self.py_func.__doc__
         self.check = check
+        self.strict = strict
         self.schedule = schedule
         self.seed = seed
         self.timeout = timeout
@@ -99,6 +103,7 @@ class Kernel:
         grid, block, shared_bytes = parse_config(config)
 
         def launch(*args):
+            args = apply_extensions(self.kernel, args)
             with error_state(self.debug):  # division by zero as the kernel's Numba error model has it
                 self._launch(grid, block, shared_bytes, args)
 
@@ -136,7 +141,7 @@ class Kernel:
         counters = checker = None
         if self.check:
             counters = Counters(memory)
-            checker = Checker(memory, counters, self.trace)
+            checker = Checker(memory, counters, self.trace, self.strict)
         sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check, self.declared)
         names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
         arrays = [name for name, arg in zip(names, sim_args, strict=True) if isinstance(arg, DeviceArray)]
@@ -198,7 +203,7 @@ class Kernel:
         fake = VectorCuda(lambda value: rebinder.value(value, None))
         rebinder = Rebinder(fake, memory.codes, _constants(memory, self.check), snapshot(self.py_func, args))
         fn = rebinder.function(self.py_func)
-        checker = Checker(memory, Counters(memory), None) if self.check else None
+        checker = Checker(memory, Counters(memory), None, self.strict) if self.check else None
         sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check, self.declared)
         if not self.check:
             _refuse_aliases(sim_args)

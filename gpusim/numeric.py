@@ -20,7 +20,7 @@ def numba_scalar(value):
     if isinstance(value, np.generic):
         return value
     if isinstance(value, bool):
-        return np.bool_(value)
+        return value  # a Python bool behaves as Numba's boolean (`x is True` included)
     if isinstance(value, numbers.Integral):
         value = int(value)
         if -INT64_MAX - 1 <= value <= INT64_MAX:
@@ -88,3 +88,16 @@ def fused_multiply_add(a, b, c, dtype):
             and math.copysign(1, c) < 0
         return dtype.type(-0.0 if negative else 0.0)
     return round_exact(exact, dtype)
+
+
+def cube_root(x, dtype):
+    """The `dtype` nearest to the real cube root of x (ties never occur): NumPy's cbrt, corrected by comparing
+    the cubes of its neighbours with x exactly."""
+    dtype = np.dtype(dtype)
+    guess = np.cbrt(dtype.type(x))
+    if not math.isfinite(float(guess)) or guess == 0:
+        return guess
+    target = Fraction(float(dtype.type(x)))
+    below, above = np.nextafter(guess, dtype.type(-np.inf)), np.nextafter(guess, dtype.type(np.inf))
+    return min((below, guess, above), key=lambda y: abs(Fraction(float(y)) ** 3 - target))
+

@@ -9,11 +9,13 @@ import types
 import numpy as np
 
 from . import frontends, sites
+from .arguments import typed_device_function
 from .arrays import TAG_SHIFT
 from .fakecuda import MEMBER_NAMES
 from .frozen import frozen
 from .gpumath import gpu_function, math_module
-from .linked import model_for
+from .linked import cffi_stand_in, model_for
+from .overloads import Overloaded, overload_templates
 
 MAX_FUNCTIONS = 255
 
@@ -136,14 +138,17 @@ class Rebinder:
         member = frontends.cuda_member(value, MEMBER_NAMES)
         if member is not None:
             return self.fake_cuda.member(member)
+        templates = overload_templates(value)
+        if templates:
+            return Overloaded(value, templates, self.function)
         if _is_dispatcher(value):
-            return self.function(value.py_func)
+            return typed_device_function(value, self.function(value.py_func))
         if isinstance(value, types.FunctionType) and value.__globals__ is home_globals:
             return self.function(value)
         scalar = numpy_scalar_type(value)
         if scalar is not None:
             return scalar
-        return gpu_function(value) or model_for(value) or value
+        return gpu_function(value) or model_for(value) or cffi_stand_in(value) or value
 
     def _module(self, module):
         name = module.__name__

@@ -62,9 +62,39 @@ def _field_name(record, key):
 
 
 class RecordArray(DeviceArray):
-    """A checked structured array: elements are Records, accesses are logged per field."""
+    """A checked structured array: elements are Records, accesses are logged per field; `a.x` and `a['x']`
+    are checked views of field x of every element."""
 
     __slots__ = ()
+
+    def __getattr__(self, name):
+        if not name.startswith("__") and name in (self.dtype.names or ()):
+            return self.field_view(name)
+        return super().__getattr__(name)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, str):
+            return self.field_view(idx)
+        return self._access(idx, _getframe(1), READ)
+
+    def field_view(self, name):
+        """A view of field `name` across the array (its own axes follow, for an array field)."""
+        from .arrayviews import retyped
+
+        _field_name(Record(self, 0), name)  # a KernelError for a name the records do not have
+        dtype, offset = self.dtype.fields[name][:2]
+        base, shape = dtype.subdtype if dtype.subdtype is not None else (dtype, ())
+        size, record_size = base.itemsize, self.dtype.itemsize
+        if record_size % size or offset % size or self._b0 % size:
+            raise UnsupportedError("a field of a packed record array, viewed across the array",
+                                   f"{who()} views field {name} of {self.region.name}, whose records do not "
+                                   f"place it at a multiple of its size.")
+        ratio = record_size // size
+        raw = self._flat.view(np.uint8)
+        flat = raw[: len(raw) // size * size].view(base)
+        strides = [stride * ratio for stride in self._st] + list(c_strides(shape))
+        return retyped(self, flat, self._b0 // size, self.shape + tuple(shape), strides,
+                       self._e0 * ratio + offset // size)
 
     def _view(self, shape, strides, e0):
         arr = RecordArray.__new__(RecordArray)

@@ -10,8 +10,10 @@ nothing of them is copied.
 """
 
 import argparse
+import inspect
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -20,10 +22,22 @@ import types
 import unittest
 import warnings
 
+import numpy as np
+
 if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
     sys.exit("run with NUMBA_ENABLE_CUDASIM=1: the simulator is chosen when numba is first imported")
 
 SIM_SKIP = "__gpusim_sim_skip__"
+SIM_ONLY = "__gpusim_sim_only__"
+TEST_TIME_LIMIT_S = {"first": 300, "again": 120}  # a test's first run; its second, the other way
+
+
+class TestTimeLimit(BaseException):
+    """A test ran past its time limit (a BaseException, so that no kernel or test code catches it)."""
+
+
+def _time_limit(signum, frame):
+    raise TestTimeLimit("the test ran past the harness's time limit")
 
 
 def _stub_filecheck():
@@ -41,6 +55,47 @@ def _stub_filecheck():
         sys.modules[name] = module
 
 
+def _complete_simulator():
+    """Give the simulator what numba-cuda's dispatchers have and it lacks, so that gpusim sees the kernels as
+    it would see numba-cuda's: the cache-hint loads and stores (None in the simulator's `cuda`, so a test
+    that captures `cuda.ldca` outside a kernel would capture None) become numba-cuda's own functions, and a
+    kernel compiled with a signature keeps its argument types (`signatures`) as numba-cuda's dispatcher
+    keeps them. `cuda.declare_device` declares a function whose NumPy model gpusim runs (linked_models), and
+    `link=` is dropped: nothing is linked."""
+    from numba import cuda
+    from numba.cuda import cache_hints, types
+    from numba.cuda.core import sigutils
+    from numba.cuda.simulator import api
+    from numba.cuda.typing import signature
+
+    from . import linked_models
+
+    for name in ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt"):
+        if getattr(cuda, name, None) is None:
+            setattr(cuda, name, getattr(cache_hints, name))
+    cuda.declare_device = api.declare_device = linked_models.declare_device
+    simulator_jit = api.jit
+
+    def jit(func_or_sig=None, *args, **kwargs):
+        kwargs.pop("link", None)  # the linked code is modelled (linked_models), not linked
+        made = simulator_jit(func_or_sig, *args, **kwargs)
+        signatures = func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]
+        if func_or_sig is None or not all(map(sigutils.is_signature, signatures)):
+            return made
+
+        def decorate(fn):
+            kernel = made(fn)
+            parsed = [sigutils.normalize_signature(sig) for sig in signatures]
+            kernel.signatures = [tuple(args) for args, _ in parsed]
+            kernel.nopython_signatures = [signature(restype or types.none, *args) for args, restype in parsed]
+            kernel._can_compile = False
+            return kernel
+
+        return decorate
+
+    cuda.jit = api.jit = jit
+
+
 def _mark_instead_of_skip(reason):
     """skip_on_cudasim(reason), which the suite's tests use, marks the test (or class) instead of skipping
     it."""
@@ -52,9 +107,26 @@ def _mark_instead_of_skip(reason):
     return mark
 
 
-def _sim_skip_reason(test):
+def _mark_simulator_only(reason):
+    """skip_unless_cudasim(reason): a test of the simulator itself, which runs (and is marked as such)."""
+
+    def mark(obj):
+        setattr(obj, SIM_ONLY, reason)
+        return obj
+
+    return mark
+
+
+def _marked(test, mark):
     method = getattr(test, getattr(test, "_testMethodName", ""), None)
-    return getattr(method, SIM_SKIP, None) or getattr(type(test), SIM_SKIP, None)
+    return getattr(method, mark, None) or getattr(type(test), mark, None)
+
+
+def _source(fn):
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        return ""
 
 
 def _kernel_name(fn):
@@ -66,20 +138,23 @@ class Recorder(unittest.TestResult):
     """Runs the tests, knows which one is running, and writes each test's launches with its outcome.
 
     A test runs first against the simulator (its launches continue with the simulator's results), or, where
-    the
-    simulator skips it, against its own assertions (they continue with gpusim's checked results). A test that
-    fails is run again the other way; the launches written are those of a run that passed, else those of the
-    simulator's run, whose launches are compared bit for bit.
+    the simulator skips it, against its own assertions (they continue with gpusim's checked results). A test
+    that fails is run again the other way. The launches written are those of a run that passed; when both
+    fail, those of the assertions' run, each with the simulator's result for it from the other run and with
+    the outcome of the first assertion of the test that ran after it (`judged`).
     """
 
-    def __init__(self, out, modes):
+    def __init__(self, out, modes, show_failures=False):
         super().__init__()
         self.out = out
         self.modes = modes
+        self.show_failures = show_failures  # print each failing run's traceback (to look into one test)
         self.test = None
         self.reference = "simulator"
         self.forced = None  # the reference of a second run
         self.launches = []
+        self.unjudged = []  # launches of this run that no assertion has followed yet
+        self.asserting = 0  # depth of assertion calls under way (an assertion may call others)
         self.lock = threading.Lock()  # gpusim runs one launch at a time per process
 
     # --- tests ---------------------------------------------------------------------------
@@ -88,19 +163,31 @@ class Recorder(unittest.TestResult):
         super().startTest(test)
         if self.forced is None:
             self.test = test.id()
-            self.reference = "assertions" if _sim_skip_reason(test) else "simulator"
+            self.reference = "assertions" if _marked(test, SIM_SKIP) else "simulator"
+            self.simulator_only = bool(_marked(test, SIM_ONLY))
             self.started = time.perf_counter()
         else:
             self.reference = self.forced
         self.launches = []
+        self.unjudged = []
         self.outcome = None
         self.detail = ""
+        limit = TEST_TIME_LIMIT_S["first" if self.forced is None else "again"]
+        signal.signal(signal.SIGALRM, _time_limit)
+        signal.setitimer(signal.ITIMER_REAL, limit)
 
     def _outcome(self, outcome, detail=""):
         if self.outcome is None:
             self.outcome, self.detail = outcome, detail
 
+    def assertion(self, passed):
+        """The outermost of the test's assertion calls ended: it judges the launches since the last one."""
+        for launch in self.unjudged:
+            launch["judged"] = "passed" if passed else "failed"
+        self.unjudged = []
+
     def stopTest(self, test):
+        signal.setitimer(signal.ITIMER_REAL, 0)
         super().stopTest(test)
         if self.outcome is None:  # a test whose subtests failed reports no outcome of its own
             self.outcome = "failed"
@@ -117,10 +204,13 @@ class Recorder(unittest.TestResult):
         self._write(runs)
 
     def _write(self, runs):
-        passed = [reference for reference, run in runs.items() if run[1] in ("passed", "expected failure")]
-        chosen = passed[0] if passed else ("simulator" if "simulator" in runs else next(iter(runs)))
-        launches, outcome, detail = runs[chosen]
         outcomes = {reference: run[1] for reference, run in runs.items()}
+        passed = [reference for reference, outcome in outcomes.items()
+                  if outcome in ("passed", "expected failure")]
+        if passed or len(runs) == 1:
+            launches, outcome, detail = runs[passed[0] if passed else next(iter(runs))]
+        else:
+            launches, outcome, detail = _merged(runs["assertions"], runs["simulator"])
         for launch in launches:
             launch.update(test_outcome=outcome, test_detail=detail, runs=outcomes)
             self.out.write(json.dumps(launch) + "\n")
@@ -136,10 +226,17 @@ class Recorder(unittest.TestResult):
     def addFailure(self, test, err):
         super().addFailure(test, err)
         self._outcome("failed", _last_line(err))
+        self._show(test, err)
 
     def addError(self, test, err):
         super().addError(test, err)
         self._outcome("error", _last_line(err))
+        self._show(test, err)
+
+    def _show(self, test, err):
+        if self.show_failures:
+            print(f"--- {test.id()} ({self.reference})", file=sys.stderr)
+            traceback.print_exception(*err, file=sys.stderr)
 
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
@@ -155,8 +252,9 @@ class Recorder(unittest.TestResult):
 
     def addSubTest(self, test, subtest, err):
         super().addSubTest(test, subtest, err)
-        if err is not None and not self.detail:
-            self.detail = _last_line(err)
+        if err is not None:
+            self.detail = self.detail or _last_line(err)
+            self._show(subtest, err)
 
     # --- launches ------------------------------------------------------------------------
 
@@ -167,7 +265,8 @@ class Recorder(unittest.TestResult):
         config = (kernel.grid_dim, kernel.block_dim, kernel.stream, kernel.dynshared_size)
         record = {"test": self.test, "kernel": _kernel_name(kernel.fn), "grid": list(kernel.grid_dim),
                   "block": list(kernel.block_dim), "shared": kernel.dynshared_size,
-                  "reference": self.reference, "debug": bool(getattr(kernel, "_debug", False))}
+                  "reference": self.reference, "debug": bool(getattr(kernel, "_debug", False)),
+                  "stores_address": ".ctypes" in _source(kernel.fn), "simulator_only": self.simulator_only}
         results = {}
         with self.lock:
             for mode in self.modes:
@@ -175,6 +274,7 @@ class Recorder(unittest.TestResult):
                 results[mode] = (result, cloned)
                 record[mode] = {k: v for k, v in result.items() if k != "exception"}
         self.launches.append(record)
+        self.unjudged.append(record)
         if self.reference == "assertions":
             return self._judged_by_assertions(record, results, args, copy_outputs, differences, outputs)
         start = time.perf_counter()
@@ -202,6 +302,64 @@ class Recorder(unittest.TestResult):
             raise _as_gpu_raises(result["exception"])
         copy_outputs(cloned, args)
         return None
+
+
+def _merged(assertions_run, simulator_run):
+    """A test that failed both ways: the launches of the assertions' run, each with what the simulator's run
+    says of the same launch (matched by position when both runs launched the same kernels)."""
+    launches, outcome, detail = assertions_run
+    others = simulator_run[0]
+    if [a["kernel"] for a in launches] != [b["kernel"] for b in others]:
+        others = [{} for _ in launches]
+    for launch, other in zip(launches, others, strict=True):
+        launch["reference"] = "both failed"
+        if "simulator" in other:
+            launch["simulator"] = other["simulator"]
+            launch["simulator_judged"] = other.get("judged")
+            for mode, result in other.items():
+                if isinstance(result, dict) and "difference" in result:
+                    launch[mode]["difference"] = result["difference"]
+    return launches, outcome, detail
+
+
+def _watch_assertions(recorder):
+    """Make every assertion of the tests (unittest's and the suite's assert* methods, numpy.testing's
+    assert_* functions) tell the recorder whether it passed."""
+    from numba.cuda.tests.support import TestCase
+
+    def watched(function):
+        if getattr(function, "__gpusim_watched__", False):
+            return function
+
+        def assertion(*args, **kwargs):
+            recorder.asserting += 1
+            try:
+                result = function(*args, **kwargs)
+            except AssertionError:
+                recorder.asserting -= 1
+                if not recorder.asserting:
+                    recorder.assertion(False)
+                raise
+            except BaseException:
+                recorder.asserting -= 1
+                raise
+            recorder.asserting -= 1
+            if not recorder.asserting:
+                recorder.assertion(True)
+            return result
+
+        assertion.__gpusim_watched__ = True
+        return assertion
+
+    context_managers = {"assertRaises", "assertRaisesRegex", "assertWarns", "assertWarnsRegex", "assertLogs",
+                        "assertNoLogs"}
+    for cls in (unittest.TestCase, TestCase):
+        for name, value in list(vars(cls).items()):
+            if name.startswith("assert") and callable(value) and name not in context_managers:
+                setattr(cls, name, watched(value))
+    for name in dir(np.testing):
+        if name.startswith("assert_"):
+            setattr(np.testing, name, watched(getattr(np.testing, name)))
 
 
 def _as_gpu_raises(error):
@@ -242,15 +400,19 @@ def main(argv=None):
     parser.add_argument("module")
     parser.add_argument("out")
     parser.add_argument("--modes", default="checked,unchecked")
+    parser.add_argument("--show-failures", action="store_true", help="print each failing run's traceback")
     options = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     _stub_filecheck()
     from numba.cuda import testing
 
     testing.skip_on_cudasim = _mark_instead_of_skip
+    testing.skip_unless_cudasim = _mark_simulator_only
+    _complete_simulator()
     with open(options.out, "a") as out:
-        recorder = Recorder(out, options.modes.split(","))
+        recorder = Recorder(out, options.modes.split(","), options.show_failures)
         _install(recorder)
+        _watch_assertions(recorder)
         unittest.defaultTestLoader.loadTestsFromName(options.module).run(recorder)
         out.write(json.dumps({"module_done": options.module}) + "\n")
 
