@@ -129,9 +129,9 @@ class DeviceArray:
         for axis, part in enumerate(parts):
             size = self.shape[axis]
             if isinstance(part, slice):
-                start, stop, step = self._slice(part, size, idx, kind, frame)
+                start, count, step = self._slice(part, size, idx, kind, frame)
                 e += start * self._st[axis]
-                shape.append(max(0, (stop - start + step - 1) // step))
+                shape.append(count)
                 strides.append(self._st[axis] * step)
                 continue
             i = _as_int(part, self.region.name, idx)
@@ -183,16 +183,24 @@ class DeviceArray:
         self._la(meta)
 
     def _slice(self, part, size, idx, kind, frame):
+        """(first index, number of elements, step) of a slice along an axis of `size` elements; a negative
+        step walks backwards from the start (the last element by default), as in Python."""
         step = 1 if part.step is None else _as_int(part.step, self.region.name, idx)
-        if step <= 0:
-            raise self._misuse(idx, kind, frame, "slices in kernels need a positive step")
-        start = 0 if part.start is None else _as_int(part.start, self.region.name, idx)
-        stop = size if part.stop is None else _as_int(part.stop, self.region.name, idx)
-        if start < 0 or stop < 0:
+        if step == 0:
+            raise self._misuse(idx, kind, frame, "a slice step cannot be zero")
+        start = None if part.start is None else _as_int(part.start, self.region.name, idx)
+        stop = None if part.stop is None else _as_int(part.stop, self.region.name, idx)
+        if (start is not None and start < 0) or (stop is not None and stop < 0):
             raise self._error(
                 idx, kind, frame, "a negative slice bound is out of bounds on a GPU (no wrap-around)"
             )
-        return min(start, size), min(max(stop, start), size), step
+        if step > 0:
+            start = 0 if start is None else min(start, size)
+            stop = size if stop is None else min(max(stop, start), size)
+            return start, max(0, (stop - start + step - 1) // step), step
+        start = size - 1 if start is None else min(start, size - 1)
+        stop = -1 if stop is None else min(stop, start)
+        return max(start, 0), max(0, (start - stop - step - 1) // -step), step
 
     def _bounds_text(self, i, axis, size):
         if i < 0:

@@ -16,6 +16,7 @@ from .arrays import DeviceArray
 from .context import WARP_SIZE, current, who
 from .errors import UnsupportedError
 from .fp16 import Fp16
+from .libdevice import Libdevice
 
 FULL_MASK = 0xFFFFFFFF
 POINTER_BYTES = 8
@@ -321,6 +322,7 @@ class FakeCuda:
         return np.uint32((1 << self.laneid) - 1)
 
     fp16 = Fp16()
+    libdevice = Libdevice()
     cg = _CooperativeGroups
     popc = staticmethod(intrinsics.popc)
     brev = staticmethod(intrinsics.brev)

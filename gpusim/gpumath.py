@@ -29,11 +29,20 @@ def _ieee(name, function):
     return gpu_function
 
 
+def trunc(x):
+    """math.trunc; of a NumPy float, a float of its type (as numba-cuda types it: NumPy's float32 has no
+    __trunc__ for Python's)."""
+    if isinstance(x, np.floating):
+        return np.trunc(x)
+    return math.trunc(x)
+
+
 def _gpu_math():
     module = types.ModuleType("gpusim.gpumath.math", __doc__)
     for name in dir(math):
         value = getattr(math, name)
         setattr(module, name, _ieee(name, value) if callable(value) and not name.startswith("_") else value)
+    module.trunc = trunc
     return module
 
 

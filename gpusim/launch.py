@@ -26,6 +26,7 @@ from .report import Report
 from .rewrite import rewrite
 from .scheduler import Scheduler
 from .sites import TAG
+from .threadalarm import thread_alarm
 from .vectorize import vector_code
 from .wave import WAVE_LANES, VectorCuda, VectorLaunch, WaveTooLarge, bind
 
@@ -128,6 +129,8 @@ class Kernel:
             self.fallback = "engine='thread'"
         elif self.schedule != "sequential" or self.record:
             self.fallback = "a random schedule or a recorded trace"
+        elif self.debug:
+            self.fallback = "debug=True (a division by zero raises ZeroDivisionError, thread by thread)"
         else:
             self.fallback = self._launch_vector(grid, block, shared_bytes, args, start)
             if self.fallback is None:
@@ -301,10 +304,15 @@ def _alarm(timeout, start=None):
     barriers.
 
     Uses SIGALRM in the main thread and shares it: an alarm that was already set (pytest-timeout, for
-    one) still fires at its time, and is re-armed for its remaining time afterwards.
+    one) still fires at its time, and is re-armed for its remaining time afterwards. In another thread, a
+    timer raises it in the launching thread (gpusim.threadalarm).
     """
-    if timeout is None or threading.current_thread() is not threading.main_thread():
+    if timeout is None:
         yield
+        return
+    if threading.current_thread() is not threading.main_thread():
+        with thread_alarm(timeout, time.monotonic() if start is None else start):
+            yield
         return
     start = time.monotonic() if start is None else start
     limit = max(timeout - (time.monotonic() - start), 1e-3)

@@ -8,7 +8,7 @@ import types
 
 import numpy as np
 
-from . import frontends, sites
+from . import frontends, libdevice, sites
 from .arguments import typed_device_function
 from .arrays import TAG_SHIFT
 from .fakecuda import MEMBER_NAMES
@@ -148,7 +148,8 @@ class Rebinder:
         scalar = numpy_scalar_type(value)
         if scalar is not None:
             return scalar
-        return gpu_function(value) or model_for(value) or cffi_stand_in(value) or value
+        return (gpu_function(value) or model_for(value) or cffi_stand_in(value) or libdevice.stand_in(value)
+                or value)
 
     def _module(self, module):
         name = module.__name__
