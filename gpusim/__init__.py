@@ -10,6 +10,7 @@ __version__ = "0.10.0"  # CHANGELOG.md says what changed
 from .checker import Access
 from .context import WARP_SIZE
 from .errors import (
+    ArgumentTypeError,
     BarrierError,
     CompileError,
     DeadlockError,
@@ -29,6 +30,7 @@ from .report import Report
 
 __all__ = [
     "WARP_SIZE",
+    "ArgumentTypeError",
     "Access",
     "BarrierError",
     "CompileError",

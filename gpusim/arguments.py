@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from . import frontends
-from .errors import ResourceError
+from .errors import ArgumentTypeError, ResourceError
 from .numeric import cast, numba_scalar
 from .records import Record
 
@@ -112,6 +112,13 @@ def typed_device_function(dispatcher, function):
     return call
 
 
+def _narrowing(value, dtype):
+    """Would numba-cuda's dispatcher refuse to convert `value` to `dtype` (a complex number to a real type, a
+    float to an integer)?"""
+    kind = np.asarray(value).dtype.kind
+    return (kind == "c" and dtype.kind != "c") or (kind == "f" and dtype.kind in "iub")
+
+
 def _scalar_dtype(numba_type):
     """The NumPy dtype of a Numba scalar type, or None for any other type."""
     if type(numba_type).__name__ not in ("Integer", "Float", "Boolean", "Complex"):
@@ -140,7 +147,12 @@ class _Converter:
             return self._record(name, value)
         if isinstance(value, (numbers.Number, np.generic)):
             dtype = _scalar_dtype(declared)
-            return numba_scalar(value) if dtype is None else cast(value, dtype)
+            if dtype is None:
+                return numba_scalar(value)
+            if _narrowing(numba_scalar(value), dtype):
+                raise ArgumentTypeError(f"argument {name} is {value!r}, which numba-cuda does not convert to "
+                                        f"the {dtype} the kernel's signature declares.")
+            return cast(value, dtype)
         if isinstance(value, tuple):
             parts = getattr(declared, "types", ())
             converted = [self.convert(f"{name}[{i}]", part, parts[i] if i < len(parts) else None)

@@ -91,6 +91,12 @@ class DeviceArray:
     def __len__(self):
         return self.shape[0]
 
+    def __index__(self):
+        """A 0-d integer array used as an index: its element, read (and logged)."""
+        if self.ndim or self.dtype.kind not in "iub":
+            raise TypeError(f"only a 0-d integer array can be an index, not {self.ndim}-d {self.dtype}")
+        return int(self._access((), user_frame() or _getframe(1), READ))
+
     def __iter__(self):
         frame = user_frame()
         for i in range(self.shape[0]):

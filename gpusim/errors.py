@@ -71,6 +71,13 @@ class ResourceError(KernelError):
     hint = "stay within the GPU limits: at most 1024 threads and 48 KiB of static shared memory per block."
 
 
+class ArgumentTypeError(ResourceError, TypeError):
+    """An argument that numba-cuda's dispatcher cannot convert to the type the kernel's signature declares (a
+    TypeError, as Numba raises)."""
+
+    hint = "pass a value of the declared type (numba-cuda converts integers, not floats or complex numbers)."
+
+
 class UninitializedReadError(KernelError):
     """A read of shared memory that no thread of the block has written."""
 

@@ -20,6 +20,10 @@ def _ieee(name, function):
     def gpu_function(*args):
         try:
             return function(*args)
+        except TypeError:  # math.ldexp and friends take Python ints only, and a kernel's ints are NumPy's
+            if not any(isinstance(a, np.integer) for a in args):
+                raise
+            return gpu_function(*(int(a) if isinstance(a, np.integer) else a for a in args))
         except (ValueError, OverflowError):
             with np.errstate(all="ignore"):
                 return float(fallback(*(float(a) for a in args)))

@@ -65,6 +65,8 @@ def numba_type(value):
         return nb.float64
     if isinstance(value, tuple):
         return nb.BaseTuple.from_types([numba_type(v) for v in value])
+    if isinstance(value, types.FunctionType):  # a function passed on, as Numba types a closure
+        return nb.MakeFunctionLiteral(value)
     return typeof(value)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from . import sites
 from .arrays import BoundsCheckedArray, DeviceArray
 from .context import who
-from .errors import ResourceError
+from .errors import ResourceError, UnsupportedError
 from .memory import STATIC_SHARED_LIMIT, name_from_line
 
 
@@ -27,7 +27,13 @@ def _as_dtype(dtype):
     try:
         return np.dtype(dtype)
     except TypeError:
+        pass
+    try:
         return np.dtype(str(dtype))
+    except TypeError:
+        raise UnsupportedError(f"an array of {dtype}, a Numba type that is not a NumPy dtype",
+                               f"{who()} makes an array of {dtype}, which has no NumPy dtype to simulate it "
+                               f"with.") from None
 
 
 def aligned_zeros(shape, dtype, alignment=None):

@@ -86,8 +86,9 @@ def classify(record, mode):
     if record["reference"] == "assertions":  # the test passed with gpusim's checked results
         if result["ok"]:
             return _same_as_checked(result, mode)
-        if result.get("cause") and mode == "checked":
-            return "same", ""  # the kernel raised what the test expects
+        if mode == "checked" and result["gpusim_error"] and not result.get("feature") and \
+                result["error"] not in CHECK_ERRORS:
+            return "same", ""  # it raised (the kernel's own exception, an argument error) as the test expects
         return _gpusim_error_class(record, result)
     if record["reference"] == "simulator":  # the test passed with the simulator's results
         return _against_simulator(record, result)
@@ -124,11 +125,13 @@ def _against_simulator(record, result):
 def _both_failed(record, result, mode):
     """The test fails with gpusim's results and with the simulator's: the first assertion after the launch,
     or the simulator's result where the simulator ran it, decides."""
+    simulator = record.get("simulator") or {}
     if not result["ok"]:
+        if result.get("cause") and result["cause"] == simulator.get("error"):
+            return "same", ""  # the kernel raises what it raises in the simulator
         return _gpusim_error_class(record, result)
     if mode != "checked" and record["checked"]["ok"] and result.get("difference_from_checked") == "":
         return classify(dict(record, unchecked=record["checked"]), "checked")
-    simulator = record.get("simulator") or {}
     if record.get("judged") == "passed":
         return "same", ""
     if simulator.get("ok") and result.get("difference") == "":
