@@ -54,7 +54,7 @@ def run_module(module, folder, modes, timeout):
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     env.pop("GPUSIM_ENGINE", None)
-    command = [sys.executable, "-m", "bench.numba_suite.child", module, str(out), "--modes", ",".join(modes)]
+    command = [sys.executable, "-m", "bench.numba_suite.child", str(out), module, "--modes", ",".join(modes)]
     try:
         done = subprocess.run(command, cwd=ROOT, env=env, timeout=timeout, capture_output=True, text=True)
         status = "done" if done.returncode == 0 else f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
@@ -74,11 +74,9 @@ def summarize(results, modes, wall_seconds, jobs):
                 line["module"] = module
                 launches.append(line)
                 modules_with_launches.add(module)
-            elif "test" not in line:
-                continue
-            elif "ModuleSkipped" in line["test"]:  # the module raises SkipTest when imported
-                skipped_modules[module] = line["detail"]
-            else:
+            elif "module_skipped" in line:  # the module skips itself when imported
+                skipped_modules[module] = line["reason"]
+            elif "test" in line:
                 tests[line["outcome"]] += 1
         if status != "done":
             unfinished[module] = status

@@ -189,24 +189,16 @@ class DeviceArray:
         self._la(meta)
 
     def _slice(self, part, size, idx, kind, frame):
-        """(first index, number of elements, step) of a slice along an axis of `size` elements; a negative
-        step walks backwards from the start (the last element by default), as in Python."""
+        """(first index, number of elements, step) of a slice along an axis of `size` elements, as Python and
+        Numba slice: a negative bound counts from the end, bounds past the ends are clipped, and a negative
+        step walks backwards (from the last element by default)."""
         step = 1 if part.step is None else _as_int(part.step, self.region.name, idx)
         if step == 0:
             raise self._misuse(idx, kind, frame, "a slice step cannot be zero")
-        start = None if part.start is None else _as_int(part.start, self.region.name, idx)
-        stop = None if part.stop is None else _as_int(part.stop, self.region.name, idx)
-        if (start is not None and start < 0) or (stop is not None and stop < 0):
-            raise self._error(
-                idx, kind, frame, "a negative slice bound is out of bounds on a GPU (no wrap-around)"
-            )
-        if step > 0:
-            start = 0 if start is None else min(start, size)
-            stop = size if stop is None else min(max(stop, start), size)
-            return start, max(0, (stop - start + step - 1) // step), step
-        start = size - 1 if start is None else min(start, size - 1)
-        stop = -1 if stop is None else min(stop, start)
-        return max(start, 0), max(0, (start - stop - step - 1) // -step), step
+        bounds = [None if b is None else _as_int(b, self.region.name, idx) for b in (part.start, part.stop)]
+        start, stop, step = slice(*bounds, step).indices(size)
+        count = len(range(start, stop, step))
+        return (start if count else 0), count, step
 
     def _bounds_text(self, i, axis, size):
         if i < 0:

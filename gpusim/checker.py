@@ -79,10 +79,10 @@ class Accesses:
 
 def _benign_stores(epoch, entries):
     """Which of one element's accesses in one epoch (in log order) are stores that no order of the threads
-    can tell apart: a store of the value the element already held (`silent`), by a thread other than the
-    one that changed the element in the epoch (if one did), after that thread's last change. Every order
-    then leaves the element with the same value and shows every reader the same value, as CUDA guarantees
-    when threads write one value to one location; they are no race unless gpusim.jit(..., strict=True)."""
+    can tell apart: a store of the value the element already held (`silent`), after the last change of the
+    element in the epoch (when one thread changed it; none if several did). Every order then leaves the
+    element with the same value and shows every reader the same value, as CUDA guarantees when threads
+    write one value to one location; they are no race unless gpusim.jit(..., strict=True)."""
     kinds, tids, silent = epoch.kind[entries], epoch.tid[entries], epoch.silent[entries]
     benign = np.zeros(len(entries), dtype=bool)
     if (kinds == ATOMIC).any():
@@ -94,7 +94,7 @@ def _benign_stores(epoch, entries):
     if len(changers) == 0:
         return silent.copy()
     last_change = np.flatnonzero(changes)[-1]
-    benign[last_change + 1:] = silent[last_change + 1:] & (tids[last_change + 1:] != changers[0])
+    benign[last_change + 1:] = silent[last_change + 1:]
     return benign
 
 

@@ -34,11 +34,39 @@ def _ieee(name, function):
 
 
 def trunc(x):
-    """math.trunc; of a NumPy float, a float of its type (as numba-cuda types it: NumPy's float32 has no
-    __trunc__ for Python's)."""
+    """math.trunc; of a NumPy number, a float as numba-cuda types it (float32 stays float32, an integer
+    becomes a float64): NumPy's scalars have no __trunc__ for Python's."""
     if isinstance(x, np.floating):
         return np.trunc(x)
+    if isinstance(x, np.integer):
+        return np.float64(x)
     return math.trunc(x)
+
+
+def gpu_round(x, ndigits=None):
+    """round(): with ndigits, a NumPy float is rounded as numba-cuda rounds it (in float64: scale by a power
+    of ten, round half to even, scale back; CPython's fallback algorithm), and keeps its type."""
+    if ndigits is None or not isinstance(x, np.floating):
+        return round(x) if ndigits is None else round(x, ndigits)
+    value, ndigits = float(x), int(ndigits)
+    if math.isinf(value) or math.isnan(value):
+        return x
+    if ndigits >= 0:
+        pow1, pow2 = (10.0 ** (ndigits - 22), 1e22) if ndigits > 22 else (10.0 ** ndigits, 1.0)
+        y = (value * pow1) * pow2
+        if math.isinf(y):
+            return x
+    else:
+        pow1 = 10.0 ** -ndigits
+        y = value / pow1
+    z = float(round(y))
+    if math.fabs(y - z) == 0.5:
+        z = 2.0 * round(y / 2.0)
+    z = (z / pow2) / pow1 if ndigits >= 0 else z * pow1
+    return type(x)(z)
+
+
+BUILTINS = {"round": gpu_round}  # builtins that a kernel sees as a GPU computes them
 
 
 def _gpu_math():

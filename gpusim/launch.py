@@ -232,11 +232,15 @@ def _refuse_aliases(arrays):
 
 def _constants(memory, checked):
     """How a kernel sees a NumPy array it reads from module level or from a closure: as Numba does, a
-    read-only constant (in a checked launch, a read-only global array whose reads are counted)."""
+    read-only constant (in a checked launch, a read-only global array whose reads are counted). A device
+    array (cuda.to_device) is captured by reference instead: global memory the kernel may write."""
 
-    def constant(array, name):
+    def constant(array, name, device=False):
         if checked:
-            return memory.global_array(np.ascontiguousarray(array), name, readonly=True)
+            return memory.global_array(array if device else np.ascontiguousarray(array), name,
+                                       readonly=not device)
+        if device:
+            return array
         frozen = array.view()
         frozen.flags.writeable = False
         return frozen

@@ -13,7 +13,7 @@ from .arguments import typed_device_function
 from .arrays import TAG_SHIFT
 from .fakecuda import MEMBER_NAMES
 from .frozen import frozen
-from .gpumath import gpu_function, math_module
+from .gpumath import BUILTINS, gpu_function, math_module
 from .linked import cffi_stand_in, model_for
 from .overloads import Overloaded, overload_templates
 
@@ -44,6 +44,12 @@ def numpy_scalar_type(value):
         except TypeError:
             return None
     return None
+
+
+def _device_array(value):
+    """The NumPy array behind a front end's device array (cuda.to_device gives one), else None."""
+    host = getattr(value, "_ary", None) if frontends.from_front_end(type(value)) else None
+    return host if isinstance(host, np.ndarray) and host.flags.c_contiguous else None
 
 
 def _is_dispatcher(value):
@@ -117,7 +123,9 @@ class Rebinder:
             value = frozen(self.store, fn.__code__, name, contents)
             new_cell.cell_contents = self.value(value, fn.__globals__, name)
         for name in _names_used(fn.__code__):
-            if name in new_globals:
+            if name not in new_globals and name in BUILTINS:
+                new_globals[name] = BUILTINS[name]
+            elif name in new_globals:
                 value = frozen(self.store, fn.__code__, name, new_globals[name])
                 new_globals[name] = self.value(value, fn.__globals__, name)
         return new_fn
@@ -135,6 +143,13 @@ class Rebinder:
             if frozen is None:
                 frozen = self._constants[id(value)] = (value, self.constant(value, name or "constant"))
             return frozen[1]
+        device = _device_array(value) if self.constant is not None else None
+        if device is not None:  # captured by reference, as Numba captures a device array's pointer
+            known = self._constants.get(id(value))
+            if known is None:
+                captured = self.constant(device, name or "array", device=True)
+                known = self._constants[id(value)] = (value, captured)
+            return known[1]
         member = frontends.cuda_member(value, MEMBER_NAMES)
         if member is not None:
             return self.fake_cuda.member(member)

@@ -1,6 +1,9 @@
-"""Run one numba-cuda test module under Numba's simulator with every kernel launch also run under gpusim.
+"""Run numba-cuda tests under Numba's simulator with every kernel launch also run under gpusim.
 
-    NUMBA_ENABLE_CUDASIM=1 python -m bench.numba_suite.child MODULE OUT.jsonl [--modes checked,unchecked]
+    NUMBA_ENABLE_CUDASIM=1 python -m bench.numba_suite.child OUT.jsonl NAME [NAME ...] [--modes checked]
+
+NAME is a test module, class or method (numba.cuda.tests.cudapy.test_atomics...); --modes defaults to
+checked,unchecked.
 
 Each launch gives one JSON line: the test, the kernel, the launch, gpusim's result in each mode and the
 reference's. Tests the simulator skips (`skip_on_cudasim`) run anyway, with each launch's arguments taking
@@ -351,15 +354,59 @@ def _watch_assertions(recorder):
         assertion.__gpusim_watched__ = True
         return assertion
 
-    context_managers = {"assertRaises", "assertRaisesRegex", "assertWarns", "assertWarnsRegex", "assertLogs",
-                        "assertNoLogs"}
+    def watched_raises(function):
+        """assertRaises(...): called with the code to run, it judges at once; as a context manager, when
+        the block ends."""
+
+        def assertion(*args, **kwargs):
+            recorder.asserting += 1
+            try:
+                context = function(*args, **kwargs)
+            except AssertionError:
+                recorder.asserting -= 1
+                recorder.assertion(False)
+                raise
+            except BaseException:
+                recorder.asserting -= 1
+                raise
+            recorder.asserting -= 1
+            if not hasattr(context, "__exit__"):
+                recorder.assertion(True)
+                return context
+            return _JudgedContext(context, recorder)
+
+        return assertion
+
+    raising = {"assertRaises", "assertRaisesRegex"}
+    unwatched = {"assertWarns", "assertWarnsRegex", "assertLogs", "assertNoLogs"}
     for cls in (unittest.TestCase, TestCase):
         for name, value in list(vars(cls).items()):
-            if name.startswith("assert") and callable(value) and name not in context_managers:
-                setattr(cls, name, watched(value))
+            if name.startswith("assert") and callable(value) and name not in unwatched:
+                setattr(cls, name, watched_raises(value) if name in raising else watched(value))
     for name in dir(np.testing):
         if name.startswith("assert_"):
             setattr(np.testing, name, watched(getattr(np.testing, name)))
+
+
+class _JudgedContext:
+    """An assertRaises context manager that tells the recorder whether the expected exception came."""
+
+    def __init__(self, context, recorder):
+        self.context = context
+        self.recorder = recorder
+
+    def __enter__(self):
+        return self.context.__enter__()
+
+    def __exit__(self, *exc_info):
+        try:
+            handled = self.context.__exit__(*exc_info)
+        except AssertionError:
+            self.recorder.assertion(False)
+            raise
+        if handled or exc_info[0] is None:
+            self.recorder.assertion(True)
+        return handled
 
 
 def _as_gpu_raises(error):
@@ -397,8 +444,8 @@ def _install(recorder):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("module")
     parser.add_argument("out")
+    parser.add_argument("names", nargs="+", help="test modules, classes or methods (dotted names)")
     parser.add_argument("--modes", default="checked,unchecked")
     parser.add_argument("--show-failures", action="store_true", help="print each failing run's traceback")
     options = parser.parse_args(argv)
@@ -413,8 +460,16 @@ def main(argv=None):
         recorder = Recorder(out, options.modes.split(","), options.show_failures)
         _install(recorder)
         _watch_assertions(recorder)
-        unittest.defaultTestLoader.loadTestsFromName(options.module).run(recorder)
-        out.write(json.dumps({"module_done": options.module}) + "\n")
+        suite = unittest.TestSuite()
+        for name in options.names:
+            try:
+                suite.addTests(unittest.defaultTestLoader.loadTestsFromName(name))
+            except BaseException as skip:  # a module that skips itself (SkipTest, pytest's importorskip)
+                if type(skip).__name__ not in ("SkipTest", "Skipped"):
+                    raise
+                out.write(json.dumps({"module_skipped": name, "reason": str(skip)}) + "\n")
+        suite.run(recorder)
+        out.write(json.dumps({"done": options.names}) + "\n")
 
 
 if __name__ == "__main__":
