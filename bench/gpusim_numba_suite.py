@@ -118,9 +118,11 @@ def _mode_summary(launches, mode):
         elif kind != "same":
             listed[kind].append({"test": record["test"], "kernel": kernel_key(record), "detail": detail})
     judged = sum(counts[k] for k in CLASSES if k != "skipped")
+    total = sum(counts.values())
     return {
         "counts": {kind: counts[kind] for kind in CLASSES},
         "same_share_of_judged": round(counts["same"] / judged, 4) if judged else None,
+        "same_share_of_all": round(counts["same"] / total, 4) if total else None,
         "refused_by_feature": {
             feature: {"kernels": len(entry["kernels"]), "launches": entry["launches"]}
             for feature, entry in sorted(refused.items(), key=lambda item: -item[1]["launches"])
@@ -161,16 +163,8 @@ def print_summary(summary, modes):
         print(f"  unfinished: {module}: {status}")
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="module names, comma-separated (test_warp_ops,...); saves nothing")
-    parser.add_argument("--jobs", type=int, default=2, help="modules run at once (default 2)")
-    parser.add_argument("--modes", default="checked,unchecked")
-    parser.add_argument("--timeout", type=int, default=MODULE_TIMEOUT_S, help="seconds per module")
-    parser.add_argument("--keep", help="folder to keep each module's launch records in (JSON lines)")
-    parser.add_argument("--out", default=str(RESULTS))
-    options = parser.parse_args(argv)
-    modes = options.modes.split(",")
+def run_all(options, modes):
+    """Run the modules (every one, or --only's), keep their records if asked, and summarize them."""
     modules = test_modules()
     if options.only:
         wanted = set(options.only.split(","))
@@ -183,6 +177,41 @@ def main(argv=None):
     with ThreadPoolExecutor(options.jobs) as pool:
         results = list(pool.map(lambda m: run_module(m, folder, modes, options.timeout), modules))
     summary = summarize(results, modes, time.perf_counter() - start, options.jobs)
+    statuses = {module: status for module, _, status in results}
+    run = {"wall_seconds": summary["wall_seconds"], "jobs": options.jobs, "date": summary["date"],
+           "statuses": statuses}
+    (Path(folder) / "run.json").write_text(json.dumps(run) + "\n")
+    return summary
+
+
+def kept_results(folder):
+    """(module, records, status) of each module of a kept run, and the run's own facts (run.json)."""
+    run = json.loads((Path(folder) / "run.json").read_text())
+    results = []
+    for module, status in run["statuses"].items():
+        path = Path(folder) / f"{module}.jsonl"
+        lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        results.append((module, lines, status))
+    return results, run
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="module names, comma-separated (test_warp_ops,...); saves nothing")
+    parser.add_argument("--jobs", type=int, default=2, help="modules run at once (default 2)")
+    parser.add_argument("--modes", default="checked,unchecked")
+    parser.add_argument("--timeout", type=int, default=MODULE_TIMEOUT_S, help="seconds per module")
+    parser.add_argument("--keep", help="folder to keep each module's launch records in (JSON lines)")
+    parser.add_argument("--records", help="sort the records a run kept (--keep) again; runs nothing")
+    parser.add_argument("--out", default=str(RESULTS))
+    options = parser.parse_args(argv)
+    modes = options.modes.split(",")
+    if options.records:
+        results, run = kept_results(options.records)
+        summary = summarize(results, modes, run["wall_seconds"], run["jobs"])
+        summary["date"] = run["date"]
+    else:
+        summary = run_all(options, modes)
     print_summary(summary, modes)
     if not options.only:
         Path(options.out).write_text(json.dumps(summary, indent=1) + "\n")
