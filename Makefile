@@ -16,7 +16,8 @@ MUTATION_ARGS ?= -j 2
 
 SITE_HTML := site/_build/html
 
-.PHONY: lab test lint exercises grade mutation site wheels gpusim-venv mlir-venv python-ok venv-ok clean-venv
+.PHONY: lab test lint exercises grade mutation site wheels gpusim-venv gpusim-numba-suite mlir-venv python-ok venv-ok \
+	clean-venv
 
 lab: $(VENV)/.runtime-installed
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.port_retries=50 $(AS_ROOT) $(LAB_ARGS) $(START_PAGE)
@@ -80,6 +81,13 @@ $(GPUSIM_VENV)/.installed: requirements.txt | python-ok
 	rm -rf $(GPUSIM_VENV) && $(PYTHON) -m venv $(GPUSIM_VENV)
 	$(GPUSIM_VENV)/bin/python -m pip install -q -c requirements.txt numpy greenlet numba-cuda
 	touch $@
+
+# Every kernel launch of numba-cuda's own installed tests under Numba's simulator and under gpusim, compared bit
+# for bit (bench/gpusim_numba_suite.py): writes bench/results/gpusim_numba_suite.json. It takes about an hour and
+# a half on 2 cores; SUITE_ARGS="--only test_warp_ops,test_globals" runs some modules and writes nothing.
+SUITE_ARGS ?=
+gpusim-numba-suite: $(VENV)/.dev-installed
+	$(PY) bench/gpusim_numba_suite.py $(SUITE_ARGS)
 
 # numba_cuda_mlir for tests/test_gpusim_mlir.py, in a virtualenv of its own (requirements-mlir.txt says why).
 mlir-venv: $(MLIR_VENV)/.installed

@@ -10,6 +10,7 @@ __version__ = "0.11.0"  # CHANGELOG.md says what changed
 from .checker import Access
 from .context import WARP_SIZE
 from .errors import (
+    ArgumentTypeError,
     BarrierError,
     CompileError,
     DeadlockError,
@@ -22,11 +23,12 @@ from .errors import (
     ResourceError,
     ScheduleError,
     UninitializedReadError,
+    UnsupportedError,
     WriteConflictError,
 )
 from .fakecuda import is_cuda_stand_in
 from .launch import Kernel, jit
-from .linked import MMA_LAYOUT
+from .linked import MMA_LAYOUT, stand_in
 from .rebind import python_function
 from .report import Report
 from .schedule import Schedule, schedules
@@ -37,6 +39,7 @@ from .sweep import run_schedules
 __all__ = [
     "MMA_LAYOUT",
     "WARP_SIZE",
+    "ArgumentTypeError",
     "Access",
     "BarrierError",
     "CompileError",
@@ -53,9 +56,11 @@ __all__ = [
     "Schedule",
     "ScheduleError",
     "UninitializedReadError",
+    "UnsupportedError",
     "WriteConflictError",
     "describe_line",
     "is_cuda_stand_in",
+    "stand_in",
     "jit",
     "place_name",
     "python_function",

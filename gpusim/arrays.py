@@ -2,8 +2,9 @@
 
 Every element access appends two integers to the launch's log:
   1. the element's address in units of its itemsize (region base // itemsize + flat index);
-  2. log2(itemsize) << 26 | kind << 24 | code tag << 16 | bytecode offset, where the code tag (stored
-     in the globals of every rebound kernel and device function) names the learner function.
+  2. SILENT (for a write that stored the value the element held) | log2(itemsize) << 26 | kind << 24 |
+     code tag << 16 | bytecode offset, where the code tag (stored in the globals of every rebound kernel and
+     device function) names the learner function.
 The checker turns these logs into races and counters. Region bases are at least 2**36 (memory.py), so
 in the fast paths a numpy index narrower than int64 raises OverflowError when added to the base and
 takes the general path instead of wrapping. The fast paths compute both integers before appending
@@ -12,14 +13,17 @@ either, so a failure never leaves half a pair in the log.
 
 import operator
 import sys
+from collections import namedtuple
 
 import numpy as np
 
 from .context import who
-from .errors import KernelError, OutOfBoundsError
+from .errors import KernelError, OutOfBoundsError, UnsupportedError
 from .sites import TAG, describe, user_frame
 
 READ, WRITE, ATOMIC = 0, 1, 2
+SILENT = 1 << 29  # in a write's second integer: it stored the value the element already held
+_Address = namedtuple("_Address", "data")
 TAG_SHIFT = 16
 KIND_SHIFT = 24
 SIZE_SHIFT = 26
@@ -65,11 +69,13 @@ class DeviceArray:
         "ndim",
         "size",
         "_vals",
+        "_b0",
     )
 
     def __init__(self, flat, shape, strides, e0, region, log, byte_offset=0):
         self._flat = flat
         self._vals = None
+        self._b0 = region.base + byte_offset  # the address of flat[0], in bytes
         self.shape = tuple(shape)
         self._st = tuple(strides)
         self._e0 = e0
@@ -84,6 +90,12 @@ class DeviceArray:
 
     def __len__(self):
         return self.shape[0]
+
+    def __index__(self):
+        """A 0-d integer array used as an index: its element, read (and logged)."""
+        if self.ndim or self.dtype.kind not in "iub":
+            raise TypeError(f"only a 0-d integer array can be an index, not {self.ndim}-d {self.dtype}")
+        return int(self._access((), user_frame() or _getframe(1), READ))
 
     def __iter__(self):
         frame = user_frame()
@@ -123,9 +135,9 @@ class DeviceArray:
         for axis, part in enumerate(parts):
             size = self.shape[axis]
             if isinstance(part, slice):
-                start, stop, step = self._slice(part, size, idx, kind, frame)
+                start, count, step = self._slice(part, size, idx, kind, frame)
                 e += start * self._st[axis]
-                shape.append(max(0, (stop - start + step - 1) // step))
+                shape.append(count)
                 strides.append(self._st[axis] * step)
                 continue
             i = _as_int(part, self.region.name, idx)
@@ -137,39 +149,56 @@ class DeviceArray:
         if shape or len(parts) < self.ndim:
             shape += self.shape[len(parts) :]
             strides += self._st[len(parts) :]
-            if kind != READ:
-                raise self._misuse(idx, kind, frame, "a kernel assigns one element at a time, not a slice")
-            return view(self, shape, strides, e)
+            if kind == ATOMIC:
+                raise self._misuse(idx, kind, frame, "an atomic updates one element, not a slice")
+            if kind == WRITE:
+                return self._view(shape, strides, e)._assign_all(value, frame)
+            return self._view(shape, strides, e)
         return self._element(e, frame, kind, value)
 
+    def _assign_all(self, value, frame):
+        """`a[i:j] = value`: every element of this view written (and logged), `value` broadcast as NumPy does;
+        an array value is read first, element by element."""
+        if isinstance(value, DeviceArray):
+            value = value._read_all(frame)
+        values = np.broadcast_to(np.asarray(getattr(value, "_a", value)), self.shape)
+        for index in np.ndindex(self.shape):
+            self._access(index, frame, WRITE, values[index])
+
+    def _view(self, shape, strides, e0):
+        """A view of the same memory and dtype (a slice, a row, a reshape)."""
+        return view(self, shape, strides, e0)
+
     def _element(self, e, frame, kind, value):
-        self._log(e, frame, kind)
         if kind == READ:
+            self._log(e, frame, kind)
             return self._flat[e]
+        self._log(e, frame, kind, self._flat[e] == value)
         self._flat[e] = value
         if self._vals is not None:
             self._vals[e] = self._flat[e]
         return None
 
-    def _log(self, e, frame, kind):
+    def _log(self, e, frame, kind, silent=False):
         tag = frame.f_globals.get(TAG)
         if tag is None:
             frame = user_frame(1) or frame
             tag = frame.f_globals.get(TAG, 0)
+        meta = self._mr + (kind << KIND_SHIFT) + tag + frame.f_lasti + (SILENT if silent else 0)
         self._la(self._kb + int(e))
-        self._la(self._mr + (kind << KIND_SHIFT) + tag + frame.f_lasti)
+        self._la(meta)
 
     def _slice(self, part, size, idx, kind, frame):
+        """(first index, number of elements, step) of a slice along an axis of `size` elements, as Python and
+        Numba slice: a negative bound counts from the end, bounds past the ends are clipped, and a negative
+        step walks backwards (from the last element by default)."""
         step = 1 if part.step is None else _as_int(part.step, self.region.name, idx)
-        if step <= 0:
-            raise self._misuse(idx, kind, frame, "slices in kernels need a positive step")
-        start = 0 if part.start is None else _as_int(part.start, self.region.name, idx)
-        stop = size if part.stop is None else _as_int(part.stop, self.region.name, idx)
-        if start < 0 or stop < 0:
-            raise self._error(
-                idx, kind, frame, "a negative slice bound (Numba wraps it silently, CUDA C would not)"
-            )
-        return min(start, size), min(max(stop, start), size), step
+        if step == 0:
+            raise self._misuse(idx, kind, frame, "a slice step cannot be zero")
+        bounds = [None if b is None else _as_int(b, self.region.name, idx) for b in (part.start, part.stop)]
+        start, stop, step = slice(*bounds, step).indices(size)
+        count = len(range(start, stop, step))
+        return (start if count else 0), count, step
 
     def _bounds_text(self, i, axis, size):
         if i < 0:
@@ -233,6 +262,28 @@ class DeviceArray:
         values = [self._access(index, frame, READ) for index in np.ndindex(self.shape)]
         return np.array(values, dtype=self.dtype).reshape(self.shape)
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """A NumPy ufunc over whole arrays (`np.sin(x, out)`), which Numba compiles to a loop in the calling
+        thread: every element of the inputs is read and every element of the outputs written, each logged."""
+        frame = _getframe(1)
+        if method != "__call__":
+            raise UnsupportedError(f"np.{ufunc.__name__}.{method}")
+        outputs = list(kwargs.pop("out", None) or inputs[ufunc.nin:])
+        inputs = inputs[: ufunc.nin]
+        values = [x._read_all(frame) if isinstance(x, DeviceArray) else getattr(x, "_a", x) for x in inputs]
+        results = ufunc(*values, **kwargs)
+        results = results if isinstance(results, tuple) else (results,)
+        for out, result in zip(outputs, results, strict=False):
+            if isinstance(out, DeviceArray):
+                result = np.broadcast_to(np.asarray(result).astype(out.dtype, casting="unsafe"), out.shape)
+                for index in np.ndindex(out.shape):
+                    out._access(index, frame, WRITE, result[index])
+            elif out is not None:
+                out[...] = result
+        if outputs:
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return results[0] if len(results) == 1 else results
+
     # The reductions Numba compiles for arrays in a kernel: a loop over the elements in the calling thread.
     def sum(self, *args, **kwargs):
         return self._read_all(_getframe(1)).sum(*args, **kwargs)
@@ -254,6 +305,73 @@ class DeviceArray:
 
     def all(self, *args, **kwargs):
         return self._read_all(_getframe(1)).all(*args, **kwargs)
+
+    # Reshaping and reinterpreting, as Numba allows in kernels (gpusim.arrayviews).
+    def reshape(self, *shape):
+        from . import arrayviews
+
+        return arrayviews.reshape(self, shape)
+
+    def ravel(self):
+        from . import arrayviews
+
+        return arrayviews.ravel(self)
+
+    def transpose(self):
+        from . import arrayviews
+
+        return arrayviews.transpose(self)
+
+    T = property(transpose)
+
+    def view(self, dtype):
+        from . import arrayviews
+
+        return arrayviews.view_as(self, dtype)
+
+    @property
+    def real(self):
+        from . import arrayviews
+
+        return arrayviews.part(self, "real")
+
+    @property
+    def imag(self):
+        from . import arrayviews
+
+        return arrayviews.part(self, "imag")
+
+    def copy(self):
+        from . import arrayviews
+
+        return arrayviews.copy(self, _getframe(1), self.region.name)
+
+    @property
+    def ctypes(self):
+        """`.ctypes.data`: the address of the first element, as gpusim's counters place arrays (every array
+        starts at least 256-byte aligned, as cudaMalloc gives them and as a shared array's alignment=
+        asks)."""
+        return _Address((self._kb + self._e0) * self.dtype.itemsize)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self):
+        return tuple(stride * self.dtype.itemsize for stride in self._st)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnsupportedError(
+            f"the array attribute .{name}",
+            f"{who()} uses .{name} of array {self.region.name}, which gpusim does not simulate.",
+        )
 
     def to_numpy(self):
         """A copy of the elements this view covers, without logging accesses."""
@@ -295,7 +413,7 @@ class DeviceArray1D(DeviceArray):
             if 0 <= i < self.shape[0]:
                 e = self._e0 + i * self._st[0]
                 f = _getframe(1)
-                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                meta = self._mw + f.f_lasti + f.f_globals[TAG] + (SILENT if self._flat[e] == value else 0)
                 la = self._la
                 la(self._kb + e)
                 la(meta)
@@ -339,7 +457,7 @@ class DeviceArray2D(DeviceArray):
                 s0, s1 = self._st
                 e = self._e0 + i * s0 + j * s1
                 f = _getframe(1)
-                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                meta = self._mw + f.f_lasti + f.f_globals[TAG] + (SILENT if self._flat[e] == value else 0)
                 la = self._la
                 la(self._kb + e)
                 la(meta)
@@ -383,7 +501,7 @@ class DeviceArray3D(DeviceArray):
                 s0, s1, s2 = self._st
                 e = self._e0 + i * s0 + j * s1 + k * s2
                 f = _getframe(1)
-                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                meta = self._mw + f.f_lasti + f.f_globals[TAG] + (SILENT if self._flat[e] == value else 0)
                 la = self._la
                 la(self._kb + e)
                 la(meta)
@@ -419,7 +537,7 @@ class Contiguous1D(DeviceArray):
         try:
             if 0 <= i < self._n0:
                 f = _getframe(1)
-                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                meta = self._mw + f.f_lasti + f.f_globals[TAG] + (SILENT if self._flat[i] == value else 0)
                 la = self._la
                 la(self._kb + i)
                 la(meta)
@@ -447,9 +565,10 @@ class Contiguous1D(DeviceArray):
     def _w1(self, value, i, site):
         try:
             if 0 <= i < self._n0:
+                meta = self._mw + site + (SILENT if self._flat[i] == value else 0)
                 la = self._la
                 la(self._kb + i)
-                la(self._mw + site)
+                la(meta)
                 self._flat[i] = value
                 vals = self._vals
                 if vals is not None:
@@ -488,7 +607,7 @@ class Contiguous2D(DeviceArray):
             if 0 <= j < n1 and 0 <= i < self._n0:
                 e = i * n1 + j
                 f = _getframe(1)
-                meta = self._mw + f.f_lasti + f.f_globals[TAG]
+                meta = self._mw + f.f_lasti + f.f_globals[TAG] + (SILENT if self._flat[e] == value else 0)
                 la = self._la
                 la(self._kb + e)
                 la(meta)
@@ -520,9 +639,10 @@ class Contiguous2D(DeviceArray):
             n1 = self._n1
             if 0 <= j < n1 and 0 <= i < self._n0:
                 e = i * n1 + j
+                meta = self._mw + site + (SILENT if self._flat[e] == value else 0)
                 la = self._la
                 la(self._kb + e)
-                la(self._mw + site)
+                la(meta)
                 self._flat[e] = value
                 vals = self._vals
                 if vals is not None:
@@ -624,6 +744,10 @@ _MIRRORED = {1: Mirrored1D, 2: Mirrored2D}
 def device_array(flat, shape, strides, e0, region, log, byte_offset=0, mirror=False):
     """A checked array of the fastest class for its number of dimensions and layout. mirror=True (for memory
     that no other array aliases: a static shared array) also keeps the elements in a list for quick reads."""
+    if flat.dtype.names:
+        from .records import RecordArray
+
+        return RecordArray(flat, shape, strides, e0, region, log, byte_offset)
     if region.readonly:
         return ReadOnlyArray(flat, shape, strides, e0, region, log, byte_offset)
     contiguous = e0 == 0 and len(shape) in _CONTIGUOUS and tuple(strides) == tuple(shape[1:]) + (1,)
@@ -644,7 +768,7 @@ def view(parent, shape, strides, e0):
     """A checked view (slice or row) that shares the parent's memory, region and log."""
     cls = ReadOnlyArray if parent.region.readonly else _BY_NDIM.get(len(shape), DeviceArray)
     arr = cls.__new__(cls)
-    for slot in ("_flat", "_kb", "_mr", "_mw", "_la", "region", "dtype", "_vals"):
+    for slot in ("_flat", "_kb", "_mr", "_mw", "_la", "region", "dtype", "_vals", "_b0"):
         setattr(arr, slot, getattr(parent, slot))
     arr.shape = tuple(shape)
     arr._st = tuple(strides)
@@ -688,6 +812,41 @@ class BoundsCheckedArray:
     def __getitem__(self, idx):
         self._check(idx, "read")
         return self._a[idx]
+
+    def __array__(self, dtype=None, copy=None):
+        return self._a if dtype is None else self._a.astype(dtype)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """A ufunc over the thread's own array: NumPy's, on the values."""
+        def plain(value):
+            return value._a if isinstance(value, BoundsCheckedArray) else value
+
+        if "out" in kwargs:
+            kwargs["out"] = tuple(plain(out) for out in kwargs["out"])
+        result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
+        if isinstance(result, np.ndarray):
+            return BoundsCheckedArray(result, self.name, True)
+        return result
+
+    def __getattr__(self, name):
+        """NumPy's attributes and methods (reshape, view, T, copy, ...); arrays they give stay
+        bounds-checked."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(self._a, name)
+        if isinstance(value, np.ndarray):
+            return BoundsCheckedArray(value, self.name, self.writable)
+        if not callable(value):
+            return value
+        writable = self.writable or name == "copy"
+
+        def method(*args, **kwargs):
+            result = value(*args, **kwargs)
+            if isinstance(result, np.ndarray):
+                return BoundsCheckedArray(result, self.name, writable)
+            return result
+
+        return method
 
     def sum(self, *args, **kwargs):
         return self._a.sum(*args, **kwargs)

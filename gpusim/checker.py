@@ -8,13 +8,15 @@ from collections import namedtuple
 import numpy as np
 
 from . import fences, sites
-from .arrays import ATOMIC, KIND_SHIFT, READ, SIZE_SHIFT, TAG_SHIFT, WRITE
+from .arrays import ATOMIC, KIND_SHIFT, READ, SILENT, SIZE_SHIFT, TAG_SHIFT, WRITE
 from .context import WARP_SIZE, fmt3
 from .errors import FlagRaceError, RaceError, UninitializedReadError, WriteConflictError
 from .memory import OFFSET_MASK, REGION_BITS
 
-_VERBS = {READ: "read", WRITE: "wrote", ATOMIC: "atomically updated"}
-_CONFLICTS = {READ: (WRITE, ATOMIC), WRITE: (READ, WRITE, ATOMIC), ATOMIC: (READ, WRITE)}
+_SAME_VALUE = 3  # between blocks: plain writes of the value the element held (see _benign_stores)
+_VERBS = {READ: "read", WRITE: "wrote", ATOMIC: "atomically updated", _SAME_VALUE: "wrote"}
+_CONFLICTS = {READ: (WRITE, ATOMIC), WRITE: (READ, WRITE, ATOMIC, _SAME_VALUE),
+              ATOMIC: (READ, WRITE, _SAME_VALUE), _SAME_VALUE: ()}
 _CROSS_BLOCK_HINT = (
     "give each block its own output elements, or combine results with cuda.atomic.* (or a second kernel)."
 )
@@ -40,7 +42,7 @@ def _counts_up_to(starts, n):
 class Accesses:
     """Logged accesses as numpy arrays in log order; `epoch` numbers the barrier epochs of the batch."""
 
-    FIELDS = ("addr", "kind", "tid", "wepoch", "tag", "lasti", "region", "epoch")
+    FIELDS = ("addr", "kind", "tid", "wepoch", "tag", "lasti", "region", "epoch", "silent")
     __slots__ = (*FIELDS, "segment")
 
     @classmethod
@@ -62,6 +64,7 @@ class Accesses:
         self.epoch = _counts_up_to(np.array(log.epoch_ends, dtype=np.int64), n)
         self.addr = element << ((meta >> SIZE_SHIFT) & 7)
         self.kind = (meta >> KIND_SHIFT) & 3
+        self.silent = (meta & SILENT) != 0  # writes of the value the element already held
         self.tag = (meta >> TAG_SHIFT) & 0xFF
         self.lasti = meta & 0xFFFF
         self.region = self.addr >> REGION_BITS
@@ -74,19 +77,41 @@ class Accesses:
         return piece
 
 
+def _benign_stores(epoch, entries):
+    """Which of one element's accesses in one epoch (in log order) are stores that no order of the threads
+    can tell apart: a store of the value the element already held (`silent`), after the last change of the
+    element in the epoch (when one thread changed it; none if several did). Every order then leaves the
+    element with the same value and shows every reader the same value, as CUDA guarantees when threads
+    write one value to one location; they are no race unless gpusim.jit(..., strict=True)."""
+    kinds, tids, silent = epoch.kind[entries], epoch.tid[entries], epoch.silent[entries]
+    benign = np.zeros(len(entries), dtype=bool)
+    if (kinds == ATOMIC).any():
+        return benign
+    changes = (kinds == WRITE) & ~silent
+    changers = np.unique(tids[changes])
+    if len(changers) > 1:
+        return benign
+    if len(changers) == 0:
+        return silent.copy()
+    last_change = np.flatnonzero(changes)[-1]
+    benign[last_change + 1:] = silent[last_change + 1:]
+    return benign
+
+
 class Checker:
     """Race, uninitialised-read and cross-block checks for one launch; feeds `counters`."""
 
-    def __init__(self, memory, counters, trace=None):
+    def __init__(self, memory, counters, trace=None, strict=False):
         self.memory = memory
         self.counters = counters
         self.trace = trace
+        self.strict = strict  # report same-value stores too (see _benign_stores)
         self.epoch_base = 0
         self.block = None
         self.block_dim = None
         self.threads = []
-        self.earlier_blocks = {READ: set(), WRITE: set(), ATOMIC: set()}
-        self.this_block = {READ: set(), WRITE: set(), ATOMIC: set()}
+        self.earlier_blocks = {kind: set() for kind in _VERBS}
+        self.this_block = {kind: set() for kind in _VERBS}
         self.history = []
         self.clocks = None  # gpusim.fences.Clocks while the block hands data over through flags
 
@@ -163,6 +188,8 @@ class Checker:
             followed = candidates >> _EPOCH_SHIFT >= self.clocks.since_epoch
         for candidate in candidates[~followed].tolist():
             entries = np.flatnonzero(key == candidate)
+            if not self.strict and epoch.silent[entries].any():
+                entries = entries[~_benign_stores(epoch, entries)]
             entries = entries[np.argsort(epoch.tid[entries], kind="stable")]
             pair = self._conflicting_pair(epoch, entries)
             if pair is not None:
@@ -191,6 +218,14 @@ class Checker:
                     continue
                 return iw, io
         return None
+
+    def _only_strict(self, epoch, entries):
+        """Is the conflict among these accesses one of same-value stores, reported because strict=True?"""
+        if not self.strict or not epoch.silent[entries].any():
+            return False
+        in_order = np.sort(entries)
+        left = in_order[~_benign_stores(epoch, in_order)]
+        return self._conflicting_pair(epoch, left[np.argsort(epoch.tid[left], kind="stable")]) is None
 
     def _access_text(self, epoch, i, of_block=False):
         thread = self.threads[int(epoch.tid[i])].idx
@@ -223,9 +258,11 @@ class Checker:
             element = region.element_text(int(epoch.addr[first]) & OFFSET_MASK)
             w = writers[0]
             place = sites.describe(self.memory.codes[int(epoch.tag[w])], int(epoch.lasti[w]))
+            same = (f"; they stored the value {element} already held, which gpusim reports only with "
+                    f"strict=True" if self._only_strict(epoch, entries) else "")
             return WriteConflictError(
                 f"block {fmt3(self.block)}: threads {threads} both wrote {element} at {place}, with nothing "
-                f"to order them."
+                f"to order them{same}."
             )
         same_warp = epoch.tid[first] // WARP_SIZE == epoch.tid[second] // WARP_SIZE
         order = "cuda.syncwarp() or cuda.syncthreads()" if same_warp else "cuda.syncthreads()"
@@ -321,8 +358,13 @@ class Checker:
     # --- races between blocks ------------------------------------------------------------
 
     def _check_other_blocks(self, epoch, global_mask):
+        """Conflicts with earlier blocks. Unless strict, a block's same-value stores conflict only with later
+        blocks' changes: every order of the blocks gives the element the same value."""
+        kinds = epoch.kind
+        if not self.strict:
+            kinds = np.where((kinds == WRITE) & epoch.silent, _SAME_VALUE, kinds)
         for kind, others in _CONFLICTS.items():
-            sel = np.flatnonzero(global_mask & (epoch.kind == kind))
+            sel = np.flatnonzero(global_mask & (kinds == kind))
             if not len(sel):
                 continue
             addresses, first = np.unique(epoch.addr[sel], return_index=True)
@@ -347,7 +389,7 @@ class Checker:
         element = region.element_text(address & OFFSET_MASK)
         text = (f"{self._access_text(epoch, i, of_block=True)} and thread {thread} of block {fmt3(block)} "
                 f"{_VERBS[other_kind]} {element} at {place}; nothing orders two blocks.")
-        both_write = other_kind == WRITE and epoch.kind[i] == WRITE
+        both_write = other_kind in (WRITE, _SAME_VALUE) and epoch.kind[i] == WRITE
         if both_write and self._line(int(epoch.tag[i]), int(epoch.lasti[i])) == self._line(tag, lasti):
             return WriteConflictError(text)
         return RaceError(text, _CROSS_BLOCK_HINT)

@@ -92,6 +92,13 @@ class ResourceError(KernelError):
     hint = "stay within the GPU limits: at most 1024 threads and 48 KiB of static shared memory per block."
 
 
+class ArgumentTypeError(ResourceError, TypeError):
+    """An argument that numba-cuda's dispatcher cannot convert to the type the kernel's signature declares (a
+    TypeError, as Numba raises)."""
+
+    hint = "pass a value of the declared type (numba-cuda converts integers, not floats or complex numbers)."
+
+
 class UninitializedReadError(KernelError):
     """A read of shared memory that no thread of the block has written."""
 
@@ -108,6 +115,17 @@ class KernelException(KernelError):
     """A Python exception raised by kernel code; the original is the __cause__."""
 
     hint = "fix the kernel line the message names (a GPU kernel has no Python exceptions to rely on)."
+
+
+class UnsupportedError(KernelError):
+    """The kernel uses a feature of Numba CUDA that gpusim does not simulate; `feature` names it."""
+
+    hint = ("gpusim's README lists what it simulates (Limits); run this kernel on a GPU, or leave the "
+            "feature out of the part you test with gpusim.")
+
+    def __init__(self, feature, message=None, hint=None):
+        self.feature = feature
+        super().__init__(message or f"the kernel uses {feature}, which gpusim does not simulate.", hint)
 
 
 class CompileError(KernelError):

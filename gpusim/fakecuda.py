@@ -5,14 +5,21 @@ Thread and block indices are plain attributes that the scheduler sets on every s
 """
 
 import math
+import numbers
 import sys
 from collections import namedtuple
 
-from . import frontends
+import numpy as np
+
+from . import frontends, intrinsics
 from .arrays import DeviceArray
-from .context import WARP_SIZE, current
+from .context import WARP_SIZE, current, who
+from .errors import UnsupportedError
+from .fp16 import Fp16
+from .libdevice import Libdevice
 
 FULL_MASK = 0xFFFFFFFF
+POINTER_BYTES = 8
 
 Dim3 = namedtuple("Dim3", "x y z")
 INDEX_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim")
@@ -83,6 +90,11 @@ class _Atomic:
         return _apply_atomic(ary, idx, lambda cur, expected, v: v if cur == expected else cur, old, val)
 
     @staticmethod
+    def compare_and_swap(ary, old, val):
+        """cas on ary[0]."""
+        return _apply_atomic(ary, 0, lambda cur, expected, v: v if cur == expected else cur, old, val)
+
+    @staticmethod
     def inc(ary, idx, val):
         return _apply_atomic(ary, idx, lambda old, v: 0 if old >= v else old + 1, val)
 
@@ -103,18 +115,44 @@ class _Atomic:
         return _apply_atomic(ary, idx, lambda old, v: old ^ v, val)
 
 
+def _typing_error(message):
+    """The error numba-cuda's compiler raises for code it cannot type (Numba's TypingError), as the launch's
+    compile step would raise it; a TypeError where Numba is not installed."""
+    try:
+        from numba.core.errors import TypingError
+    except ImportError:
+        return TypeError(message)
+    return TypingError(message)
+
+
+def _alignment(alignment):
+    """The bytes an array's start is aligned to, checked as numba-cuda checks `alignment=` (None: the
+    dtype's)."""
+    if alignment is None:
+        return None
+    if isinstance(alignment, bool) or not isinstance(alignment, numbers.Integral):
+        raise _typing_error("RequireLiteralValue: alignment must be a constant integer")
+    if alignment <= 0:
+        raise ValueError("Alignment must be positive")
+    if alignment & (alignment - 1):
+        raise ValueError("Alignment must be a power of 2")
+    if alignment % POINTER_BYTES:
+        raise ValueError(f"Alignment must be a multiple of {POINTER_BYTES}")
+    return int(alignment)
+
+
 class _Shared:
     @staticmethod
-    def array(shape, dtype):
+    def array(shape, dtype, alignment=None):
         """A block-wide shared array; shape 0 gives the launch's dynamic shared memory."""
-        return current.scheduler.shared_array(shape, dtype, sys._getframe(1))
+        return current.scheduler.shared_array(shape, dtype, sys._getframe(1), _alignment(alignment))
 
 
 class _Local:
     @staticmethod
-    def array(shape, dtype):
+    def array(shape, dtype, alignment=None):
         """A per-thread array."""
-        return current.scheduler.local_array(shape, dtype)
+        return current.scheduler.local_array(shape, dtype, _alignment(alignment))
 
 
 class _Const:
@@ -122,6 +160,42 @@ class _Const:
     def array_like(ary):
         """A read-only copy of a host array."""
         return current.scheduler.const_array(ary)
+
+
+class _GridGroup:
+    """The group `cuda.cg.this_grid()` returns."""
+
+    @staticmethod
+    def sync():
+        """A barrier for every thread of the grid: one block's barrier when the grid has one block."""
+        scheduler = current.scheduler
+        grid = scheduler.grid
+        if grid.x * grid.y * grid.z > 1:
+            raise UnsupportedError(
+                "a grid-wide barrier (cuda.cg.this_grid().sync()) in a launch of several blocks",
+                f"{who()} waits at cuda.cg.this_grid().sync() in a launch of {grid.x * grid.y * grid.z} "
+                f"blocks; gpusim runs the blocks of a launch one after another, so no block can wait for "
+                f"another.",
+                "test the kernel with a grid of one block, or on a GPU.",
+            )
+        scheduler.barrier("syncthreads", None)
+
+
+class _CooperativeGroups:
+    """`cuda.cg`: cooperative groups."""
+
+    grid = _GridGroup()
+
+    @staticmethod
+    def this_grid():
+        return _CooperativeGroups.grid
+
+
+def _refused(feature):
+    def refused(*args, **kwargs):
+        raise UnsupportedError(feature)
+
+    return refused
 
 
 class FakeCuda:
@@ -144,9 +218,15 @@ class FakeCuda:
     def __getattr__(self, name):
         """Anything else the kernel reads from `cuda` (float32, ...), taken from the imported front ends."""
         for module in frontends.cuda_modules():
-            if hasattr(module, name):
-                return self._translate(getattr(module, name))
-        raise AttributeError(f"gpusim's `cuda` has no attribute {name!r}")
+            value = getattr(module, name, None)
+            if value is None:
+                continue
+            translated = self._translate(value)
+            if translated is value and callable(value) and not isinstance(value, type) and \
+                    frontends.from_front_end(type(value)):
+                return _refused(f"cuda.{name}")  # a front end's intrinsic that only a compiler understands
+            return translated
+        raise UnsupportedError(f"cuda.{name}")
 
     def member(self, name):
         """What a kernel gets for `from <front end>.cuda import name`."""
@@ -236,12 +316,33 @@ class FakeCuda:
         """Lanes of the calling warp that have not exited."""
         return current.scheduler.active_mask()
 
-    def lanemask_lt(self):
-        return (1 << self.laneid) - 1
+    @staticmethod
+    def eq_sync(mask, predicate):
+        return current.scheduler.warp("eq", mask, predicate, None)
 
     @staticmethod
-    def fma(a, b, c):
-        return a * b + c
+    def match_any_sync(mask, value):
+        return current.scheduler.warp("match_any", mask, value, None)
+
+    @staticmethod
+    def match_all_sync(mask, value):
+        return current.scheduler.warp("match_all", mask, value, None)
+
+    def lanemask_lt(self):
+        return np.uint32((1 << self.laneid) - 1)
+
+    fp16 = Fp16()
+    libdevice = Libdevice()
+    cg = _CooperativeGroups
+    popc = staticmethod(intrinsics.popc)
+    brev = staticmethod(intrinsics.brev)
+    clz = staticmethod(intrinsics.clz)
+    ffs = staticmethod(intrinsics.ffs)
+    cbrt = staticmethod(intrinsics.cbrt)
+    fma = staticmethod(intrinsics.fma)
+    selp = staticmethod(intrinsics.selp)
+    nanosleep = staticmethod(intrinsics.nanosleep)
+    locals().update({name: staticmethod(load) for name, load in intrinsics.CACHE_HINTS.items()})
 
 
 # The names a kernel may import from a front end's `cuda` module and get the fake's counterpart.

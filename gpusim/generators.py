@@ -16,7 +16,8 @@ import types
 SWITCHING = frozenset({
     "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or", "syncwarp", "shfl_sync",
     "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "all_sync", "any_sync", "activemask",
-    "match_any_sync", "match_all_sync", "atomic", "threadfence", "threadfence_block", "threadfence_system",
+    "match_any_sync", "match_all_sync", "eq_sync", "atomic", "threadfence", "threadfence_block",
+    "threadfence_system", "cg",
 })
 
 

@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from .gpumath import math_module
+from .gpumath import BUILTINS, math_module
 
 
 class Bail(Exception):
@@ -484,6 +484,7 @@ PURE = frozenset(
      builtins.divmod, builtins.pow, operator.pow, operator.lshift, operator.rshift, *_FAST}
     | {v for k, v in vars(math_module).items() if callable(v) and not k.startswith("_")}
     | {v for k, v in vars(math).items() if callable(v) and not k.startswith("_")}
+    | set(BUILTINS.values())
 )
 
 

@@ -10,12 +10,15 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .arguments import apply_extensions, convert_args, copy_back, declared_types, host_arrays
 from .arrays import TAG_SHIFT, DeviceArray
 from .checker import Checker
 from .context import current
 from .counters import Counters
+from .errormodel import debug_of, error_state
 from .errors import KernelError, KernelTimeoutError, ResourceError
 from .fakecuda import Dim3, FakeCuda
+from .frozen import snapshot
 from .lanes import Bail
 from .memory import Memory
 from .rebind import Rebinder, python_function
@@ -24,6 +27,7 @@ from .rewrite import rewrite
 from .schedule import Priority, as_schedule
 from .scheduler import Scheduler
 from .sites import TAG
+from .threadalarm import thread_alarm
 from .vectorize import vector_code
 from .wave import WAVE_LANES, VectorCuda, VectorLaunch, WaveTooLarge, bind
 
@@ -38,7 +42,7 @@ VECTOR_SHARE_OF_TIMEOUT = 0.25  # past this share of the timeout, the vector eng
 
 
 def jit(kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TIMEOUT_S, record=False,
-        max_dynamic_shared_bytes=None, engine=None):
+        max_dynamic_shared_bytes=None, engine=None, strict=False):
     """Wrap a @cuda.jit kernel (or a plain function using `cuda`) for simulation: jit(k)[grid, block](*args).
 
     check=False only runs (fast); schedule="random" (with seed=s, or ("random", s)) runs threads in a seeded
@@ -50,10 +54,12 @@ def jit(kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TI
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, n) does (227 KiB at most);
     engine="thread" runs one Python thread of control per CUDA thread; "auto" (the default, or the environment
     variable GPUSIM_ENGINE) first tries the vector engine (gpusim.wave), which gives the same results,
-    counters and errors or hands the launch over to the thread engine ("vector" is a synonym).
+    counters and errors or hands the launch over to the thread engine ("vector" is a synonym);
+    strict=True also reports threads that store the value an element already holds with nothing to order
+    them (by default allowed: every order gives the same result, as CUDA guarantees).
     """
     return Kernel(kernel, check=check, schedule=schedule, seed=seed, timeout=timeout, record=record,
-                  max_dynamic_shared_bytes=max_dynamic_shared_bytes, engine=engine)
+                  max_dynamic_shared_bytes=max_dynamic_shared_bytes, engine=engine, strict=strict)
 
 
 class Kernel:
@@ -61,7 +67,7 @@ class Kernel:
     last launch."""
 
     def __init__(self, kernel, check=True, schedule="sequential", seed=None, timeout=DEFAULT_TIMEOUT_S,
-                 record=False, max_dynamic_shared_bytes=None, engine=None):
+                 record=False, max_dynamic_shared_bytes=None, engine=None, strict=False):
         schedule = as_schedule(schedule, seed)
         engine = engine or os.environ.get("GPUSIM_ENGINE") or "auto"
         if engine not in ENGINES:
@@ -77,9 +83,13 @@ class Kernel:
             )
         self.shared_limit = DEFAULT_SHARED_BYTES if opt_in is None else max(opt_in, DEFAULT_SHARED_BYTES)
         self.py_func = python_function(kernel)
+        self.kernel = kernel
+        self.declared = declared_types(kernel)  # the argument types of a declared signature, or None
+        self.debug = debug_of(kernel)
         self.__name__ = self.py_func.__name__
         self.__doc__ = self.py_func.__doc__
         self.check = check
+        self.strict = strict
         self.schedule = schedule  # a gpusim.schedule.Schedule
         self.timeout = timeout
         self.record = record and check
@@ -92,7 +102,13 @@ class Kernel:
 
     def __getitem__(self, config):
         grid, block, shared_bytes = parse_config(config)
-        return lambda *args: self._launch(grid, block, shared_bytes, args)
+
+        def launch(*args):
+            args = apply_extensions(self.kernel, args)
+            with error_state(self.debug):  # division by zero as the kernel's Numba error model has it
+                self._launch(grid, block, shared_bytes, args)
+
+        return launch
 
     def _launch(self, grid, block, shared_bytes, args):
         self.report = None
@@ -113,21 +129,23 @@ class Kernel:
             self.fallback = "engine='thread'"
         elif self.schedule.kind != "sequential" or self.record:
             self.fallback = f"the schedule {self.schedule.name!r}" if not self.record else "a recorded trace"
+        elif self.debug:
+            self.fallback = "debug=True (a division by zero raises ZeroDivisionError, thread by thread)"
         else:
             self.fallback = self._launch_vector(grid, block, shared_bytes, args, start)
             if self.fallback is None:
                 self.engine_used = "vector"
                 return
         memory = Memory()
-        rebinder = Rebinder(None, memory.codes, _constants(memory, self.check))
+        rebinder = Rebinder(None, memory.codes, _constants(memory, self.check), snapshot(self.py_func, args))
         fake = FakeCuda(lambda value: rebinder.value(value, None))
         rebinder.fake_cuda = fake
         fn = rebinder.function(self.py_func)
         counters = checker = None
         if self.check:
             counters = Counters(memory)
-            checker = Checker(memory, counters, self.trace)
-        sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check)
+            checker = Checker(memory, counters, self.trace, self.strict)
+        sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check, self.declared)
         names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
         arrays = [name for name, arg in zip(names, sim_args, strict=True) if isinstance(arg, DeviceArray)]
         tag = fn.__globals__[TAG]
@@ -147,8 +165,7 @@ class Kernel:
             raise error.with_traceback(None) from error.__cause__
         finally:
             self.snapshots = scheduler.snapshots
-            for original, copy in copy_backs:
-                np.copyto(original, copy)
+            copy_back(copy_backs)
         nthreads = block.x * block.y * block.z
         launch = {
             "blocks": scheduler.blocks,
@@ -167,7 +184,7 @@ class Kernel:
         code, reason = vector_code(self.py_func.__code__)
         if code is None:
             return reason
-        saved = [(array, array.copy()) for array in map(_as_numpy, args) if array is not None]
+        saved = [(array, array.copy()) for array in host_arrays(args)]
         launch = None
         for lanes_per_wave in (WAVE_LANES, 1):  # one block per wave if a wave logs too much
             try:
@@ -189,10 +206,10 @@ class Kernel:
     def _vector_launch(self, code, grid, block, shared_bytes, args, start, lanes_per_wave):
         memory = Memory()
         fake = VectorCuda(lambda value: rebinder.value(value, None))
-        rebinder = Rebinder(fake, memory.codes, _constants(memory, self.check))
+        rebinder = Rebinder(fake, memory.codes, _constants(memory, self.check), snapshot(self.py_func, args))
         fn = rebinder.function(self.py_func)
-        checker = Checker(memory, Counters(memory), None) if self.check else None
-        sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check)
+        checker = Checker(memory, Counters(memory), None, self.strict) if self.check else None
+        sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check, self.declared)
         if not self.check:
             _refuse_aliases(sim_args)
         tag = fn.__globals__[TAG]
@@ -202,14 +219,13 @@ class Kernel:
         launch = VectorLaunch(vector_fn, sim_args, grid, block, shared_bytes, self.shared_limit, fake, memory,
                               checker, tag, start + share, lanes_per_wave)
         launch.run()
-        for original, copy in copy_backs:
-            np.copyto(original, copy)
+        copy_back(copy_backs)
         return launch
 
 
 def _refuse_aliases(arrays):
     """An unchecked launch whose array arguments overlap runs on the thread engine (its order decides)."""
-    plain = [a for a in arrays if isinstance(a, np.ndarray)]
+    plain = host_arrays(arrays)
     for i, a in enumerate(plain):
         for b in plain[i + 1:]:
             if np.may_share_memory(a, b):
@@ -218,11 +234,15 @@ def _refuse_aliases(arrays):
 
 def _constants(memory, checked):
     """How a kernel sees a NumPy array it reads from module level or from a closure: as Numba does, a
-    read-only constant (in a checked launch, a read-only global array whose reads are counted)."""
+    read-only constant (in a checked launch, a read-only global array whose reads are counted). A device
+    array (cuda.to_device) is captured by reference instead: global memory the kernel may write."""
 
-    def constant(array, name):
+    def constant(array, name, device=False):
         if checked:
-            return memory.global_array(np.ascontiguousarray(array), name, readonly=True)
+            return memory.global_array(array if device else np.ascontiguousarray(array), name,
+                                       readonly=not device)
+        if device:
+            return array
         frozen = array.view()
         frozen.flags.writeable = False
         return frozen
@@ -273,53 +293,6 @@ def parse_config(config):
     return grid, block, int(shared_bytes)
 
 
-def _as_numpy(value):
-    if isinstance(value, np.ndarray):
-        return value
-    if type(value).__module__.startswith("torch") and hasattr(value, "numpy"):
-        if value.device.type != "cpu":
-            raise ResourceError(f"a torch tensor on {value.device} cannot be simulated; pass a CPU tensor.")
-        return value.detach().resolve_conj().resolve_neg().numpy()
-    host = getattr(value, "_ary", None)
-    if isinstance(host, np.ndarray):
-        return host
-    return None
-
-
-def convert_args(fn, args, memory, checked):
-    """Simulated arguments and (original, contiguous copy) pairs to copy back after the launch."""
-    code = fn.__code__
-    names = code.co_varnames[: code.co_argcount]
-    if len(args) != len(names):
-        raise ResourceError(
-            f"{fn.__name__} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}."
-        )
-    sim_args, copy_backs = [], []
-    for name, value in zip(names, args, strict=True):
-        array = _as_numpy(value)
-        if array is not None:
-            if array.dtype.hasobject:
-                raise ResourceError(f"argument {name} is an array of Python objects; use a numeric dtype.")
-            if checked:
-                if not array.flags.c_contiguous:
-                    copy = np.ascontiguousarray(array)
-                    copy_backs.append((array, copy))
-                    array = copy
-                sim_args.append(memory.global_array(array, name))
-            else:
-                sim_args.append(array)
-        elif isinstance(value, (numbers.Number, np.generic)) or (
-            isinstance(value, tuple) and all(isinstance(v, (numbers.Number, np.generic)) for v in value)
-        ):
-            sim_args.append(value)
-        else:
-            raise ResourceError(
-                f"argument {name} has type {type(value).__name__}, which a kernel cannot take.",
-                "pass numpy arrays, CPU torch tensors or numbers.",
-            )
-    return sim_args, copy_backs
-
-
 def _spin_note():
     """What threads that wait for a flag were doing when the time ran out (gpusim.flags), or "". It runs in a
     signal handler: an exception would surface wherever the kernel was, where an `except` could swallow it
@@ -337,10 +310,15 @@ def _alarm(timeout, start=None):
     barriers.
 
     Uses SIGALRM in the main thread and shares it: an alarm that was already set (pytest-timeout, for
-    one) still fires at its time, and is re-armed for its remaining time afterwards.
+    one) still fires at its time, and is re-armed for its remaining time afterwards. In another thread, a
+    timer raises it in the launching thread (gpusim.threadalarm).
     """
-    if timeout is None or threading.current_thread() is not threading.main_thread():
+    if timeout is None:
         yield
+        return
+    if threading.current_thread() is not threading.main_thread():
+        with thread_alarm(timeout, time.monotonic() if start is None else start):
+            yield
         return
     start = time.monotonic() if start is None else start
     limit = max(timeout - (time.monotonic() - start), 1e-3)

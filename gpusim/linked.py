@@ -15,18 +15,18 @@ import weakref
 import numpy as np
 
 from .context import WARP_SIZE, current, who
-from .errors import KernelError
+from .errors import UnsupportedError
 from .fakecuda import FULL_MASK
 
 MODELS = {}
 DECLARATIONS = ("ExternFunction", "DeclaredDevice")  # numba's cuda.declare_device, or a simulator stand-in
 
 
-class LinkedFunctionError(KernelError):
-    """A kernel calls a linked device function that gpusim cannot run."""
+class LinkedFunctionError(UnsupportedError):
+    """A kernel calls a linked device function that gpusim cannot run (`feature` names it)."""
 
     hint = ("gpusim runs linked CUDA C++ only through a NumPy model registered with "
-            "gpusim.linked.stand_in(name); write one, or test this kernel on a GPU.")
+            "gpusim.stand_in(name); write one, or test this kernel on a GPU.")
 
 
 def stand_in(name):
@@ -47,10 +47,28 @@ def model_for(value):
     model = MODELS.get(name)
     if model is None:
         def missing(*args):
-            raise LinkedFunctionError(f"{who()} calls the linked device function {name!r}, which has no "
+            raise LinkedFunctionError(f"the linked device function {name} (no model registered)",
+                                      f"{who()} calls the linked device function {name!r}, which has no "
                                       f"model in gpusim (models: {', '.join(sorted(MODELS))}).")
         return missing
     return model
+
+
+class _Cffi:
+    """A kernel's cffi FFI object: `ffi.from_buffer(array)` gives the array itself, which is what a model
+    receives for a pointer argument."""
+
+    @staticmethod
+    def from_buffer(array, *args, **kwargs):
+        return array
+
+
+def cffi_stand_in(value):
+    """The stand-in for a cffi FFI object, else None."""
+    kind = type(value)
+    if kind.__name__ == "FFI" and (kind.__module__ or "").partition(".")[0] == "cffi":
+        return _Cffi
+    return None
 
 
 _launch = {"scheduler": lambda: None, "warps": {}}  # the launch the warps' exchange slots belong to
@@ -76,7 +94,8 @@ def warp_collective(name, operands, compute):
     current.scheduler.warp("syncwarp", FULL_MASK, None, None)
     lanes = state["operands"]
     if len(lanes) != WARP_SIZE:
-        raise LinkedFunctionError(f"{who()} runs {name} with {len(lanes)} lanes of its warp; the instruction "
+        raise LinkedFunctionError(f"{name} with fewer than {WARP_SIZE} lanes",
+                                  f"{who()} runs {name} with {len(lanes)} lanes of its warp; the instruction "
                                   f"needs all {WARP_SIZE} (launch whole warps, with no lane returned early).")
     if state["results"] is None:
         state["results"] = compute(lanes)

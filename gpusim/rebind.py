@@ -8,11 +8,14 @@ import types
 
 import numpy as np
 
-from . import frontends, sites
+from . import frontends, libdevice, sites
+from .arguments import typed_device_function
 from .arrays import TAG_SHIFT
 from .fakecuda import MEMBER_NAMES
-from .gpumath import gpu_function, math_module
-from .linked import model_for
+from .frozen import frozen
+from .gpumath import BUILTINS, gpu_function, math_module
+from .linked import cffi_stand_in, model_for
+from .overloads import Overloaded, overload_templates
 
 MAX_FUNCTIONS = 255
 
@@ -41,6 +44,12 @@ def numpy_scalar_type(value):
         except TypeError:
             return None
     return None
+
+
+def _device_array(value):
+    """The NumPy array behind a front end's device array (cuda.to_device gives one), else None."""
+    host = getattr(value, "_ary", None) if frontends.from_front_end(type(value)) else None
+    return host if isinstance(host, np.ndarray) and host.flags.c_contiguous else None
 
 
 def _is_dispatcher(value):
@@ -76,13 +85,15 @@ class Rebinder:
     """Translates the objects a kernel refers to, one launch at a time.
 
     Each rebound function gets its own globals, tagged with its index in `codes`. NumPy arrays the code reads
-    from its globals or closure become `constant(array, name)` (read-only, as Numba freezes them).
+    from its globals or closure become `constant(array, name)` (read-only, as Numba freezes them); with a
+    `store` (gpusim.frozen), numbers and arrays keep the values of the compilation's first launch.
     """
 
-    def __init__(self, fake_cuda, codes, constant=None):
+    def __init__(self, fake_cuda, codes, constant=None, store=None):
         self.fake_cuda = fake_cuda
         self.codes = codes
         self.constant = constant
+        self.store = store  # gpusim.frozen: the values the kernel's compilation froze (None: read them live)
         self._done = {}
         self._namespaces = {}
         self._constants = {}
@@ -92,10 +103,9 @@ class Rebinder:
         done = self._done.get(fn)
         if done is not None:
             return done
-        cells = None
-        if fn.__closure__:
-            cells = tuple(self._cell(cell, fn.__globals__, name)
-                          for cell, name in zip(fn.__closure__, fn.__code__.co_freevars, strict=True))
+        # Empty cells first, filled once the copy is known: a device function that calls itself through its
+        # closure (defined in a factory) then finds its own copy.
+        cells = tuple(types.CellType() for _ in fn.__closure__) if fn.__closure__ else None
         new_globals = dict(fn.__globals__)
         if len(self.codes) >= MAX_FUNCTIONS:
             raise TypeError(f"a kernel may call at most {MAX_FUNCTIONS} different functions in gpusim")
@@ -104,21 +114,25 @@ class Rebinder:
         new_fn = types.FunctionType(fn.__code__, new_globals, fn.__name__, fn.__defaults__, cells)
         new_fn.__kwdefaults__ = fn.__kwdefaults__
         self._done[fn] = new_fn
+        names = fn.__code__.co_freevars
+        for new_cell, cell, name in zip(cells or (), fn.__closure__ or (), names, strict=True):
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # a cell not filled yet stays empty
+                continue
+            value = frozen(self.store, fn.__code__, name, contents)
+            new_cell.cell_contents = self.value(value, fn.__globals__, name)
         for name in _names_used(fn.__code__):
-            if name in new_globals:
-                new_globals[name] = self.value(new_globals[name], fn.__globals__, name)
+            if name not in new_globals and name in BUILTINS:
+                new_globals[name] = BUILTINS[name]
+            elif name in new_globals:
+                value = frozen(self.store, fn.__code__, name, new_globals[name])
+                new_globals[name] = self.value(value, fn.__globals__, name)
         return new_fn
 
     def functions(self):
         """Every function rebound so far (the kernel and the device functions it can call)."""
         return list(self._done.values())
-
-    def _cell(self, cell, home_globals, name):
-        try:
-            contents = cell.cell_contents
-        except ValueError:
-            return cell
-        return types.CellType(self.value(contents, home_globals, name))
 
     def value(self, value, home_globals, name=None):
         """The simulated counterpart of one object a kernel refers to (often the object itself)."""
@@ -129,17 +143,28 @@ class Rebinder:
             if frozen is None:
                 frozen = self._constants[id(value)] = (value, self.constant(value, name or "constant"))
             return frozen[1]
+        device = _device_array(value) if self.constant is not None else None
+        if device is not None:  # captured by reference, as Numba captures a device array's pointer
+            known = self._constants.get(id(value))
+            if known is None:
+                captured = self.constant(device, name or "array", device=True)
+                known = self._constants[id(value)] = (value, captured)
+            return known[1]
         member = frontends.cuda_member(value, MEMBER_NAMES)
         if member is not None:
             return self.fake_cuda.member(member)
+        templates = overload_templates(value)
+        if templates:
+            return Overloaded(value, templates, self.function)
         if _is_dispatcher(value):
-            return self.function(value.py_func)
+            return typed_device_function(value, self.function(value.py_func))
         if isinstance(value, types.FunctionType) and value.__globals__ is home_globals:
             return self.function(value)
         scalar = numpy_scalar_type(value)
         if scalar is not None:
             return scalar
-        return gpu_function(value) or model_for(value) or value
+        return (gpu_function(value) or model_for(value) or cffi_stand_in(value) or libdevice.stand_in(value)
+                or value)
 
     def _module(self, module):
         name = module.__name__

@@ -1,6 +1,7 @@
 """Runs a grid block after block, one greenlet per CUDA thread, switching at barriers and warp
 collectives. Barrier and warp-collective mismatches are found as soon as no thread can move."""
 
+import contextvars
 import itertools
 import sys
 import time
@@ -173,7 +174,9 @@ class Scheduler(WarpCollectives, MemorySpaces, Flags):
         self._enter(thread)
         try:
             if thread.glet is None:
-                greenlet(self._worker).switch(thread)
+                worker = greenlet(self._worker)
+                worker.gr_context = contextvars.copy_context()  # the launch's NumPy error state (errormodel)
+                worker.switch(thread)
             else:
                 thread.glet.switch()
         except (KernelError, GreenletExit):

@@ -9,7 +9,7 @@ import numpy as np
 from . import sites
 from .arrays import BoundsCheckedArray, DeviceArray
 from .context import who
-from .errors import ResourceError
+from .errors import ResourceError, UnsupportedError
 from .memory import STATIC_SHARED_LIMIT, name_from_line
 
 
@@ -27,22 +27,42 @@ def _as_dtype(dtype):
     try:
         return np.dtype(dtype)
     except TypeError:
+        pass
+    try:
         return np.dtype(str(dtype))
+    except TypeError:
+        raise UnsupportedError(f"an array of {dtype}, a Numba type that is not a NumPy dtype",
+                               f"{who()} makes an array of {dtype}, which has no NumPy dtype to simulate it "
+                               f"with.") from None
+
+
+def aligned_zeros(shape, dtype, alignment=None):
+    """np.zeros(shape, dtype) whose first byte's address is a multiple of `alignment` (None: NumPy's own); a
+    structured dtype gives a recarray."""
+    if alignment is None:
+        array = np.zeros(shape, dtype)
+    else:
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        raw = np.zeros(nbytes + alignment, dtype=np.uint8)
+        start = -raw.ctypes.data % alignment
+        array = raw[start: start + nbytes].view(dtype).reshape(shape)
+    return array.view(np.recarray) if dtype.names else array  # record fields by attribute, as in Numba
 
 
 class MemorySpaces:
     """Mixin of Scheduler: needs shared, dynamic, static_shared_bytes, dynamic_bytes, memory, checked."""
 
-    def shared_array(self, shape, dtype, frame):
+    def shared_array(self, shape, dtype, frame, alignment=None):
         """The block's shared array for this call site (created by the first thread that gets here)."""
         key = (id(frame.f_code), frame.f_lasti)
         arr = self.shared.get(key)
         if arr is None:
-            arr = self._new_shared(_normalize_shape(shape, "cuda.shared.array"), _as_dtype(dtype), frame, key)
+            arr = self._new_shared(_normalize_shape(shape, "cuda.shared.array"), _as_dtype(dtype), frame, key,
+                                   alignment)
             self.shared[key] = arr
         return arr
 
-    def _new_shared(self, shape, dtype, frame, key):
+    def _new_shared(self, shape, dtype, frame, key, alignment):
         site = (id(frame.f_code), sites.instruction_start(frame.f_code, frame.f_lasti))
         for other_key, arr in self.shared.items():
             if other_key[0] == site[0] and sites.instruction_start(frame.f_code, other_key[1]) == site[1]:
@@ -75,24 +95,26 @@ class MemorySpaces:
                 "launch with fewer dynamic bytes, or use smaller static arrays.",
             )
         if not self.checked:
-            return np.zeros(shape, dtype)
-        buffer = np.zeros(nbytes, dtype=np.uint8)
+            return aligned_zeros(shape, dtype, alignment)
+        buffer = np.zeros(nbytes, dtype=np.uint8)  # a region starts 2**30-aligned: any alignment= holds
         region = self.memory.shared_region(site, name, nbytes, False)
         return self.memory.shared_array(region, buffer, dtype, shape)
 
-    def local_array(self, shape, dtype):
+    def local_array(self, shape, dtype, alignment=None):
         shape = _normalize_shape(shape, "cuda.local.array")
         dtype = _as_dtype(dtype)
         if not self.checked:
-            return np.zeros(shape, dtype)
+            return aligned_zeros(shape, dtype, alignment)
         frame = sites.user_frame(3)
         name = (
             name_from_line(linecache.getline(frame.f_code.co_filename, frame.f_lineno), "local")
             if frame
             else "local"
         )
-        fill = np.nan if dtype.kind in "fc" else 0
-        return BoundsCheckedArray(np.full(shape, fill, dtype), name, writable=True)
+        values = aligned_zeros(shape, dtype, alignment)
+        if dtype.kind in "fc":
+            values.fill(np.nan)
+        return BoundsCheckedArray(values, name, writable=True)
 
     def const_array(self, ary):
         """cuda.const.array_like: a read-only copy, counted as global reads like module-level arrays; one copy

@@ -2,8 +2,9 @@
 
 import numpy as np
 
+from .arguments import host_array
 from .errors import KernelError, ScheduleError
-from .launch import _as_numpy, jit, parse_config
+from .launch import jit, parse_config
 from .rebind import python_function
 from .schedule import schedules
 
@@ -21,7 +22,7 @@ def run_schedules(kernel, config, *args, randoms=3, seed=0, rtol=0.0, atol=0.0, 
     where and under which schedule. The arrays end holding the default schedule's results; returns the
     schedules run."""
     _, block, _ = parse_config(config)
-    arrays = [array for array in map(_as_numpy, args) if array is not None]
+    arrays = [array for array in map(host_array, args) if array is not None]
     names = _array_names(kernel, args)
     start = [array.copy() for array in arrays]
     ran, default, difference = [], None, None
@@ -48,7 +49,7 @@ def _array_names(kernel, args):
     """The kernel's parameter names of the array arguments, in order."""
     code = python_function(kernel).__code__
     names = code.co_varnames[: code.co_argcount]
-    return [name for name, value in zip(names, args, strict=False) if _as_numpy(value) is not None]
+    return [name for name, value in zip(names, args, strict=False) if host_array(value) is not None]
 
 
 def compare(schedule, names, default, arrays, rtol=0.0, atol=0.0):

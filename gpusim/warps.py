@@ -1,6 +1,8 @@
 """Warp collectives (syncwarp, shuffles, votes, activemask) for the scheduler: the named lanes of a
 warp wait for each other, like the threads of a block at a barrier."""
 
+import numpy as np
+
 from . import sites
 from .context import DONE, RUNNABLE, WARP, current, site_text, thread_list, who
 from .errors import BarrierError
@@ -15,7 +17,11 @@ WARP_OPS = {
     "ballot": "cuda.ballot_sync",
     "all": "cuda.all_sync",
     "any": "cuda.any_sync",
+    "eq": "cuda.eq_sync",
+    "match_any": "cuda.match_any_sync",
+    "match_all": "cuda.match_all_sync",
 }
+VOTES = ("ballot", "all", "any", "eq")
 
 
 class WarpCollectives:
@@ -41,7 +47,7 @@ class WarpCollectives:
             mask = sum(1 << t.lane for t in group)
             for t in group:
                 t.state = RUNNABLE
-                t.result = mask
+                t.result = np.uint32(mask)
             self.queue.extend(group)
         return bool(groups)
 
@@ -80,15 +86,22 @@ class WarpCollectives:
             raise BarrierError(self._stuck_report([], group))
         values = {t.lane: t.value for t in group}
         op = caller.site[0]
-        if op in ("ballot", "all", "any"):
+        if op in VOTES:
+            truths = [bool(v) for v in values.values()]
             bits = sum(1 << lane for lane, v in values.items() if v)
-            common = {"ballot": bits, "all": all(values.values()), "any": any(values.values())}[op]
+            common = {"ballot": _int32(bits), "all": all(truths), "any": any(truths),
+                      "eq": all(truths) or not any(truths)}[op]
+        elif op == "match_all":
+            same = len(set(values.values())) == 1
+            common = (_int32(sum(1 << lane for lane in values) if same else 0), same)
         pending = self.pending[caller.warp]
         for t in group:
             if op == "syncwarp":
                 t.result = None
-            elif op in ("ballot", "all", "any"):
+            elif op in VOTES or op == "match_all":
                 t.result = common
+            elif op == "match_any":
+                t.result = _int32(sum(1 << lane for lane, v in values.items() if v == t.value))
             else:
                 t.result = values.get(_source_lane(op, t.lane, int(t.arg)), t.value)
             del pending[t.lane]
@@ -100,6 +113,11 @@ class WarpCollectives:
             self.clocks.join(group)
         if self.checked:
             self.log.segments.extend((len(self.log.keys), caller.linear, caller.wepoch))
+
+
+def _int32(bits):
+    """A 32-bit lane mask as the int32 numba-cuda gives ballot_sync and match_*_sync (lane 31 is the sign)."""
+    return np.int32(bits - (1 << 32) if bits >> 31 else bits)
 
 
 def _lanes(mask):

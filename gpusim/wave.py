@@ -806,6 +806,8 @@ class VectorLaunch:
         order = [Dim3(x, y, z) for z in range(grid.z) for y in range(grid.y) for x in range(grid.x)]
         per_wave = max(1, self.lanes_per_wave // self.nthreads)
         for start in range(0, len(order), per_wave):
+            if time.monotonic() > self.vector_deadline:  # a wave's loops check too (Wave._tick)
+                raise Bail("the vector engine ran out of its share of the timeout")
             self._run_wave(order[start: start + per_wave])
 
     def _lanes_of(self, per_block):

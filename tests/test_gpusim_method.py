@@ -235,7 +235,7 @@ def test_barrier_mismatches_are_errors_without_checks_too(kernel):
 def gray_swapped(out, width):
     x, y = cuda.grid(2)
     if x < width:
-        out[x] = 1.0  # every row writes the same elements: an index bug, not a missing barrier
+        out[x] = y + 1.0  # every row writes the same elements: an index bug, not a missing barrier
 
 
 def test_two_threads_writing_one_element_is_an_index_conflict_not_a_barrier():
