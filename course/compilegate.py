@@ -27,6 +27,7 @@ import atexit
 import functools
 import hashlib
 import json
+import linecache
 import os
 import queue
 import re
@@ -288,7 +289,7 @@ def compile_here(spec, signature) -> dict:
 
     if numba.cuda.core.config.ENABLE_CUDASIM:
         raise RuntimeError("compile_here needs a process where NUMBA_ENABLE_CUDASIM is not set")
-    with global_compiler_lock, _target_device(), warnings.catch_warnings():
+    with global_compiler_lock, _target_device(), _source_lines(spec), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             kernel = rebuild(spec, device=numba.cuda.jit(device=True))
@@ -324,6 +325,32 @@ def _refuse_float64(spec, found) -> None:
              f"    {op} (the compiler gives no line for it)" for name, line, op in found]
     raise PrecisionError(f"kernel `{spec['name']}` compiles to float64 instructions:\n" + "\n".join(lines)
                          + f"\n{FLOAT64_EXPLAINED}")
+
+
+class _source_lines:
+    """For the duration of a compile, linecache holds exactly the spec's functions under their file names
+    (blank lines around them): line information makes Numba parse each function's source from linecache,
+    and lines left there by another kernel of the same cell would spoil it. Restored afterwards."""
+
+    def __init__(self, spec):
+        self.files: dict[str, list[str]] = {}
+        for function in functions_of(spec).values():
+            lines = self.files.setdefault(function["filename"], [])
+            first, body = function["firstline"] - 1, function["source"].splitlines(True)
+            lines += ["\n"] * (first + len(body) - len(lines))
+            lines[first:first + len(body)] = body
+
+    def __enter__(self):
+        self.saved = {name: linecache.cache.get(name) for name in self.files}
+        for name, lines in self.files.items():
+            linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
+
+    def __exit__(self, *exc):
+        for name, entry in self.saved.items():
+            if entry is None:
+                linecache.cache.pop(name, None)
+            else:
+                linecache.cache[name] = entry
 
 
 class _target_device:

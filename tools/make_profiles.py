@@ -39,7 +39,8 @@ def tables() -> dict[str, str]:
             if task.contract is None:
                 continue
             part, _, name = task.contract.name.partition(".")
-            table[name] = {task.contract.profile_key(case): profiles.measure(task, case) for case in task.cases}
+            table[name] = {task.contract.profile_key(case): profiles.measure(task, case)
+                           for case in task.cases}
         texts[profiles.table_path(part).name] = _json(table)
     return texts
 
@@ -55,7 +56,8 @@ def _json(table: dict) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="only check that the tables are up to date")
     options = parser.parse_args()
     texts = tables()

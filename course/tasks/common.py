@@ -139,9 +139,9 @@ class Budget:
 
 
 Diagnosis = Callable[["Task", Case, dict, dict], "str | None"]
-"""(task, case, result, facts) -> a targeted explanation of a failure, or None. ``facts`` holds ``expected``
-(output name -> reference values) or, for a budget, ``counter``, ``used``, ``reference`` (the reference's
-profile) and ``profile`` (the learner's counters)."""
+"""(task, case, result, facts) -> a targeted explanation of a failure, or None. ``facts`` holds, for wrong
+values, ``expected`` (output name -> reference values) and ``args`` (the case's inputs); for a budget,
+``counter``, ``used``, ``reference`` (the reference's profile) and ``profile`` (the learner's counters)."""
 
 
 @dataclass(frozen=True)
@@ -712,8 +712,8 @@ def check(task: Task, learner: dict[str, Callable], *, quiet: bool = False) -> N
             case, result, failure, runs = shrink(task, learner, first, result, failure)
             _show(wrong_output_view(task, case, result))
             note = "" if case == first else (
-                f"\n(It first failed on {first.label()}; the case above is the smallest of {runs} smaller "
-                f"cases the check then tried that fails the same way.)")
+                f"\n(It first failed on {first.label()}; of the {runs} smaller cases the check then tried, "
+                f"the one above is the smallest that fails the same way.)")
             raise CheckFailed(failure.message + note)
     if not quiet:
         print(_success_line(task, compiled))

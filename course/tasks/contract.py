@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -189,6 +189,7 @@ class Contract:
     hidden_examples: tuple[dict, ...] = ()  # explicit cases only hidden tests run
     drawn: int = 4  # cases drawn by Hypothesis for each set of seeds
     fits: Callable[[dict], bool] = lambda params: True  # limits tying sizes together (all cases)
+    cost: Callable[[dict], float] = lambda params: math.prod(params.values())  # of simulating a case
     block_sizes: str = ""  # which block sizes the task allows, in words
     storage: str = "float32"
     arithmetic: str = "float32"  # "float32": the compile gate refuses float64 arithmetic
@@ -232,17 +233,18 @@ class Contract:
                 return False
         return bool(self.fits(params))
 
-    def simpler(self, case: Case) -> Iterator[Case]:
-        """Smaller cases in the domain, boldest first: each size in turn set to its lowest value, halved
-        towards it, and made one smaller; the same inputs family and seed."""
-        params = case.params
+    def simpler(self, case: Case) -> list[Case]:
+        """Smaller cases in the domain that cost no more to simulate, cheapest first: each size in turn set to
+        its lowest value, halved towards it, and made one smaller; the same inputs family and seed."""
+        params, found = case.params, []
         for size in self.sizes:
             value = params[size.name]
             for smaller in dict.fromkeys((size.low, (value + size.low) // 2, value - 1)):
-                if size.low <= smaller < value:
-                    candidate = {**params, size.name: smaller}
-                    if self.in_domain(candidate):
-                        yield self._case(candidate, case.inputs, case.seed)
+                candidate = {**params, size.name: smaller}
+                if size.low <= smaller < value and self.in_domain(candidate) \
+                        and self.cost(candidate) <= self.cost(params):
+                    found.append(self._case(candidate, case.inputs, case.seed))
+        return sorted(found, key=lambda smaller: self.cost(smaller.params))
 
     def profile_key(self, case: Case) -> str:
         """What the reference's counters depend on: the sizes (and launch, a function of them), and, where

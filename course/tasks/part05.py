@@ -39,8 +39,10 @@ FACTORY_HIDDEN_SIZES = ((1, 33, 1), (31, 29, 37))
 DYNAMIC_SIZES = tuple((m, k, n, t) for t in WIDTHS for m, k, n in SIZES[:5]) + ((1, 1, 1, 8), (3, 131, 2, 16))
 DYNAMIC_HIDDEN_SIZES = ((16, 16, 16, 16), (70, 1, 3, 8), (1, 33, 1, 16), (31, 29, 37, HIDDEN_WIDTH))
 # drawn cases stay cheap to simulate: at most 48 rows and columns, 4 blocks a side, K up to 1024, and at
-# most DRAWN_WORK thread-steps of the inner loop (blocks · K · T²)
+# most DRAWN_WORK thread-steps of the inner loop (blocks · K · T²); a fourth of that for the dynamic kernel,
+# which gpusim runs thread by thread (its vector engine leaves dynamic shared memory to the thread engine)
 DRAWN_SIDE, DRAWN_BLOCKS_PER_SIDE, DRAWN_K, DRAWN_WORK = 48, 4, 1024, 2**18
+BLOCK_COST = 256  # simulating a block costs about as much as this many thread-steps, before any work
 DRAWN = 4  # cases drawn per check, on top of the explicit ones
 FACTORY_DRAWN = 3  # per width of the factory
 
@@ -85,7 +87,8 @@ def _width(p: dict, fixed: int | None) -> int:
 
 def _args(case: Case) -> dict:
     p = case.params
-    a, b = matmul_pair(case.inputs, p["m"], p["k"], p["n"], np.random.default_rng([case.seed, 6]), _uniform)
+    rng = np.random.default_rng([case.seed, 6])
+    a, b = matmul_pair(case.inputs or "uniform", p["m"], p["k"], p["n"], rng, _uniform)
     args = {"a": a, "b": b, "c": np.empty((p["m"], p["n"]), np.float32)}
     if "t" in p:  # the dynamic kernel takes the tile width as its last argument
         args["t"] = p["t"]
@@ -109,13 +112,15 @@ def _sizes(fixed: int | None) -> tuple[Size, ...]:
         t = _width(p, fixed)
         return min(DRAWN_SIDE, DRAWN_BLOCKS_PER_SIDE * t)
 
+    work = DRAWN_WORK if fixed else DRAWN_WORK // 4
+
     def k_top(p: dict) -> int:
         t = _width(p, fixed)
-        return min(DRAWN_K, DRAWN_WORK // (_cdiv(p["m"], t) * t * t))
+        return min(DRAWN_K, work // (_cdiv(p["m"], t) * t * t))
 
     def n_top(p: dict) -> int:
         t = _width(p, fixed)
-        return min(side(p), t * (DRAWN_WORK // (_cdiv(p["m"], t) * p["k"] * t * t)))
+        return min(side(p), t * (work // (_cdiv(p["m"], t) * p["k"] * t * t)))
 
     sizes = (Size("m", 1, None, side, "rows of a and c"), Size("k", 1, None, k_top, "the shared dimension"),
              Size("n", 1, None, n_top, "columns of b and c"))
@@ -273,7 +278,7 @@ def _early_stop(fixed: int | None):
         scale = matmul_scale(a, b)
         for steps in range(_cdiv(p["k"], t) - 1, 0, -1):
             partial = a[:, : steps * t] @ b[: steps * t]
-            if not np.allclose(partial, facts["expected"]) and \
+            if not np.allclose(partial, facts["expected"]["c"]) and \
                     (np.abs(got - partial) <= task.rtol * scale + task.atol).all():
                 return (f"c holds the sums over the first {steps * t} of the K = {p['k']} terms: the tile "
                         f"loop stopped after {steps} of its cdiv(K, T) = {_cdiv(p['k'], t)} steps. It must "
@@ -329,6 +334,14 @@ class _Launch:
         return config if self.fixed else config + (0, 2 * t * t * FLOAT_BYTES)
 
 
+def _cost(fixed: int | None):
+    """What simulating a case costs, roughly: per block, T·T threads through K steps, and a fixed part."""
+    def cost(p: dict) -> int:
+        t = _width(p, fixed)
+        return _cdiv(p["m"], t) * _cdiv(p["n"], t) * (t * t * p["k"] + BLOCK_COST)
+    return cost
+
+
 def _contract(name: str, fixed: int | None, factory: bool) -> Contract:
     if fixed is None:
         examples = tuple({"m": m, "k": k, "n": n, "t": t} for m, k, n, t in DYNAMIC_SIZES)
@@ -351,6 +364,7 @@ def _contract(name: str, fixed: int | None, factory: bool) -> Contract:
         examples=examples,
         hidden_examples=hidden,
         drawn=FACTORY_DRAWN if factory else DRAWN,
+        cost=_cost(fixed),
         block_sizes=("T × T threads, T = 16 (TILE)" if fixed == TILE and not factory else
                      "t × t threads for any t from 1 to 32" if fixed is None else
                      f"T × T threads, T = {fixed}: the factory is checked at several T from 1 to 32"),
