@@ -323,8 +323,10 @@ def _refuse_float64(spec, found) -> None:
     register_lines(spec)
     lines = [f"    {op} at {sites.describe_line(name, line)}" if line else
              f"    {op} (the compiler gives no line for it)" for name, line, op in found]
-    raise PrecisionError(f"kernel `{spec['name']}` compiles to float64 instructions:\n" + "\n".join(lines)
-                         + f"\n{FLOAT64_EXPLAINED}")
+    inlined = (" (the work of a device function shows at the line that calls it, where the compiler inlines "
+               "it)" if len(functions_of(spec)) > 1 else "")
+    raise PrecisionError(f"kernel `{spec['name']}` compiles to float64 instructions{inlined}:\n"
+                         + "\n".join(lines) + f"\n{FLOAT64_EXPLAINED}")
 
 
 class _source_lines:

@@ -164,14 +164,14 @@ def float64_tile(a, out):
 
 
 @cuda.jit(device=True)
-def halves(x):
-    return x * 0.5
+def tenth(x):
+    return x * 0.1
 
 
 @cuda.jit
 def float64_in_a_device_function(a, out):
     i = cuda.grid(1)
-    out[i] = halves(a[i])
+    out[i] = tenth(a[i])
 
 
 @cuda.jit
@@ -181,11 +181,11 @@ def float32_with_a_float_comparison(a, out):
         out[i] = a[i] * float32(2.0)
 
 
-FLOAT64 = {  # kernel, the line the message must show, the instruction it names
-    "a float64 sum": (sums_in_float64, sums_in_float64, "total += a[i] * j", "add.f64"),
+FLOAT64 = {  # kernel, the function and line the message must show, the instruction it names
+    "a float64 sum": (sums_in_float64, sums_in_float64, "total += a[i] * j", "fma.rn.f64"),
     "a float64 shared tile": (float64_tile, float64_tile, "tile[i] = a[i]", "st.shared.f64"),
-    "a float literal in a device function": (float64_in_a_device_function, halves, "return x * 0.5",
-                                             "mul.f64"),
+    "a float literal in a device function": (float64_in_a_device_function, float64_in_a_device_function,
+                                             "out[i] = tenth(a[i])", "mul.f64"),
 }
 
 
@@ -200,6 +200,7 @@ def test_float64_arithmetic_is_refused_with_its_line_where_the_task_says_float32
     filename, line = line_of(where, text)
     assert f"{instruction} at {os.path.basename(filename)}:{line} (`{text}`)" in message
     assert "a float literal such as 0.0" in message and "Hint: write float32 constants" in message
+    assert ("the line that calls it" in message) == (kernel is float64_in_a_device_function)
 
 
 def test_a_comparison_with_a_float_literal_is_not_float64_arithmetic():

@@ -610,7 +610,9 @@ def verdict(task: Task, case: Case, result: dict) -> Failure | None:
         if any("never written" in line for line in lines) and task.unwritten_hint:
             hints.append(task.unwritten_hint)
         text = f"{task.name} gives wrong results for {where}:\n" + "\n".join(f"- {line}" for line in lines)
-        text += _diagnosis(task, case, result, {"expected": expected, "args": args})
+        shaped = all(np.shape(result["outputs"].get(output.name)) == np.shape(expected[output.name])
+                     for output in task.outputs)
+        text += _diagnosis(task, case, result, {"expected": expected, "args": args}) if shaped else ""
         return Failure("values", text + "".join(f"\nHint: {hint}" for hint in hints) + _more_help(task))
     if task.contract is not None:
         return _method_failure(task, case, where, result)

@@ -55,6 +55,7 @@ COUNTER_WORDS = {  # every integer counter of gpusim.Report, in words a learner 
     "active_threads": "threads that touched memory",
 }
 COUNTERS = tuple(COUNTER_WORDS)
+SHARED_BYTES = ("static_shared_bytes", "dynamic_shared_bytes")
 HYPOTHESIS_MAX_TRIES = 4  # examples asked of Hypothesis per case wanted, so duplicates still leave enough
 
 
@@ -152,13 +153,15 @@ def method(budgets: Sequence[Budgeted], free: dict[str, str] | None = None,
            default: Slack = EXACT) -> tuple[Budgeted | Unbudgeted, ...]:
     """Every counter of gpusim.Report: the ``budgets`` given (checked in this order, so the first names the
     failure a learner reads), ``free`` ones (counter -> why) unbudgeted, and the rest budgeted at ``default``
-    above the reference: a kernel doing more of anything than the reference does is doing something else."""
+    above the reference: a kernel doing more of anything than the reference does is doing something else.
+    Shared memory left to the default is bounded below too, at the reference's figure."""
     free = free or {}
     named = [budget.counter for budget in budgets] + list(free)
     if len(set(named)) != len(named) or not set(named) <= set(COUNTERS):
         raise ValueError(f"unknown or repeated counters among {named}")
     return (*budgets, *(Unbudgeted(name, why) for name, why in free.items()),
-            *(Budgeted(name, most=default) for name in COUNTERS if name not in named))
+            *(Budgeted(name, most=default, least=EXACT if name in SHARED_BYTES else None)
+              for name in COUNTERS if name not in named))
 
 
 # ------------------------------------------------------------------------------------- reference solution
@@ -234,8 +237,9 @@ class Contract:
         return bool(self.fits(params))
 
     def simpler(self, case: Case) -> list[Case]:
-        """Smaller cases in the domain that cost no more to simulate, cheapest first: each size in turn set to
-        its lowest value, halved towards it, and made one smaller; the same inputs family and seed."""
+        """Smaller cases in the domain that cost no more to simulate, smallest first (by the product of their
+        sizes): each size in turn set to its lowest value, halved towards it, and made one smaller; the same
+        inputs family and seed."""
         params, found = case.params, []
         for size in self.sizes:
             value = params[size.name]
@@ -244,7 +248,7 @@ class Contract:
                 if size.low <= smaller < value and self.in_domain(candidate) \
                         and self.cost(candidate) <= self.cost(params):
                     found.append(self._case(candidate, case.inputs, case.seed))
-        return sorted(found, key=lambda smaller: self.cost(smaller.params))
+        return sorted(found, key=lambda small: (math.prod(small.params.values()), self.cost(small.params)))
 
     def profile_key(self, case: Case) -> str:
         """What the reference's counters depend on: the sizes (and launch, a function of them), and, where
