@@ -30,9 +30,8 @@ IDS = [task.contract.name for task in CONTRACT_TASKS]
 def test_cases_are_the_explicit_examples_then_drawn_ones_inside_the_domain(task):
     spec = task.contract
     cases = list(task.cases)
-    explicit = [spec._case(example, example.get("inputs", spec.inputs[0].name), 0).sizes
-                for example in spec.examples]
-    assert [case.sizes for case in cases[:len(explicit)]] == explicit
+    explicit = spec.explicit_cases((0, 1, 2), hidden=False)
+    assert cases[:len(explicit)] == explicit and len(explicit) == len(spec.examples)
     drawn = cases[len(explicit):]
     assert len(drawn) == spec.drawn
     assert all(spec.in_domain(case.params) for case in cases)
@@ -41,14 +40,15 @@ def test_cases_are_the_explicit_examples_then_drawn_ones_inside_the_domain(task)
 
 
 @pytest.mark.parametrize("task", CONTRACT_TASKS, ids=IDS)
-def test_hidden_tests_draw_other_cases_and_add_the_hidden_examples(task):
+def test_hidden_tests_run_the_hidden_examples_and_draw_other_cases(task):
     hidden = task.with_seeds((101, 102, 103))
     visible_drawn = {(c.sizes, c.inputs) for c in list(task.cases)[len(task.contract.examples):]}
     hidden_drawn = {(c.sizes, c.inputs) for c in list(hidden.cases)[-task.contract.drawn:]}
     assert hidden_drawn != visible_drawn
     hidden_sizes = {c.sizes for c in hidden.cases}
-    for example in task.contract.hidden_examples:
-        assert task.contract._case(example, "", 0).sizes in hidden_sizes
+    explicit = task.contract.explicit_cases((101, 102, 103), hidden=True)
+    assert {c.sizes for c in explicit} <= hidden_sizes
+    assert len(explicit) == len(task.contract.hidden_examples)
     assert {c.seed for c in hidden.cases} == {101, 102, 103}
     assert list(task.with_seeds((101, 102, 103)).cases) == list(hidden.cases), "same seeds, same cases"
 
@@ -99,8 +99,9 @@ def test_the_grader_lists_the_cases_the_check_cell_runs():
     steps = planned_steps(part05, "check_tiled_matmul_dynamic", 1, {"seeds": (81, 82, 83)})
     assert list(steps[0].task.cases) == list(part05.TILED_MATMUL_DYNAMIC.with_seeds((81, 82, 83)).cases)
     factory = planned_steps(part05, "check_make_tiled_matmul", 1, {"seeds": (91, 92, 93)})
-    assert [step.task.name for step in factory] == [f"make_tiled_matmul({w})"
-                                                    for w in part05.factory_widths((91, 92, 93))]
+    tasks = part05.factory_tasks((91, 92, 93))
+    assert [step.task.name for step in factory] == [task.name for task in tasks]
+    assert [list(step.task.cases) for step in factory] == [list(task.cases) for task in tasks]
 
 
 def test_simpler_cases_stay_in_the_domain_and_keep_family_and_seed():

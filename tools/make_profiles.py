@@ -1,11 +1,12 @@
-"""Write course/tasks/profiles/partNN.json: the reference solution's gpusim counters on every visible case.
+"""Write course/tasks/profiles/partNN.json: the reference solution's gpusim counters on every visible case
+and every explicit example (hidden ones included: they are in the contracts' source anyway).
 
     python tools/make_profiles.py           # write the tables
     python tools/make_profiles.py --check   # fail, naming the tasks, if a table is not what this writes
 
-Check cells look a visible case's reference profile up in these tables instead of running the reference
-solution (course/tasks/profiles.py); hidden tests, shrunk cases and the grader measure theirs. A table is
-stale when a reference solution, a contract's examples or its drawn cases change: rerun this.
+Check cells look a case's reference profile up in these tables instead of running the reference solution
+(course/tasks/profiles.py); the cases that hidden seeds draw, shrunk cases and the grader's are measured. A
+table is stale when a reference solution, a contract's examples or its drawn cases change: rerun this.
 """
 
 import argparse
@@ -30,6 +31,11 @@ def part_modules() -> list:
     return [module for module in modules if any(task.contract for task in module.TASKS)]
 
 
+def hidden_examples(contract) -> list:
+    """The cases of a contract's hidden explicit examples, where the profile depends on the sizes only."""
+    return [] if contract.values_matter else contract.explicit_cases((0,), hidden=True)
+
+
 def tables() -> dict[str, str]:
     """Table file name -> its JSON text, measured now."""
     texts = {}
@@ -40,7 +46,7 @@ def tables() -> dict[str, str]:
                 continue
             part, _, name = task.contract.name.partition(".")
             table[name] = {task.contract.profile_key(case): profiles.measure(task, case)
-                           for case in task.cases}
+                           for case in (*task.cases, *hidden_examples(task.contract))}
         texts[profiles.table_path(part).name] = _json(table)
     return texts
 

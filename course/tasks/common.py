@@ -177,8 +177,8 @@ class Task:
     diagnoses: tuple[Diagnosis, ...] = ()  # targeted explanations, tried in order on a failure
 
     def with_seeds(self, seeds: Sequence[int]) -> Task:
-        """The hidden tests' task: other seeds (and, with a contract, other drawn cases), and the hidden
-        sizes."""
+        """The hidden tests' task: other seeds and the hidden sizes (with a contract: its hidden examples,
+        and the cases these seeds draw)."""
         if self.contract is not None:
             return replace(self, cases=self.contract.cases(tuple(seeds), hidden=True))
         sizes = [case.params for case in self.cases] + list(self.hidden_sizes)
@@ -315,6 +315,37 @@ def _replay_args(plan_args: list[dict], args: dict[str, Any]) -> list:
     return values
 
 
+_REBUILT: dict[int, tuple[dict, Callable]] = {}  # id(spec) -> (spec, its kernel): the cases of one check
+MAX_REBUILT = 8
+
+
+def _rebuilt(spec: dict) -> Callable:
+    """The kernel a spec describes, rebuilt once for all the cases a check runs with that spec (so that gpusim
+    prepares it once too)."""
+    from course import kernelsource
+
+    found = _REBUILT.get(id(spec))
+    if found is None or found[0] is not spec:
+        found = (spec, kernelsource.rebuild(spec))
+        _REBUILT[id(spec)] = found
+        while len(_REBUILT) > MAX_REBUILT:
+            del _REBUILT[next(iter(_REBUILT))]
+    return found[1]
+
+
+def _described(learner: dict) -> dict:
+    """The learner's objects with the kernel described once for every case of a check (a kernel that cannot
+    be described stays as it is: each case then reports why)."""
+    from course.kernelsource import KernelSourceError, describe
+
+    if isinstance(learner.get("kernel"), dict):
+        return learner
+    try:
+        return {**learner, "kernel": describe(learner["kernel"])}
+    except KernelSourceError:
+        return learner
+
+
 def _gated_kernel(learner_kernel, arguments: list[list], arithmetic: str | None = None):
     """The learner's kernel rebuilt from its source, after Numba's CUDA compiler accepted it for the
     argument types of each launch (skipped, and the result says so, where the compiler is not installed).
@@ -322,7 +353,7 @@ def _gated_kernel(learner_kernel, arguments: list[list], arithmetic: str | None 
     from course import compilegate, kernelsource
 
     spec = learner_kernel if isinstance(learner_kernel, dict) else kernelsource.describe(learner_kernel)
-    kernel = kernelsource.rebuild(spec)
+    kernel = _rebuilt(spec)
     code = kernel.__code__
     for values in arguments:
         if len(values) != code.co_argcount:
@@ -542,6 +573,12 @@ def _diagnosis(task: Task, case: Case, result: dict, facts: dict) -> str:
     return ""
 
 
+def _inputs_line(task: Task, case: Case) -> str:
+    """What the case's family of input values holds, for a task with a contract."""
+    family = next((f for f in task.contract.inputs if f.name == case.inputs), None) if task.contract else None
+    return f"\nThe inputs ({family.name}): {family.about}." if family else ""
+
+
 def _method_failure(task: Task, case: Case, where: str, result: dict) -> Failure | None:
     """The first counter of the contract's method outside its limits, against the reference's profile."""
     from .contract import Budgeted
@@ -613,6 +650,7 @@ def verdict(task: Task, case: Case, result: dict) -> Failure | None:
         shaped = all(np.shape(result["outputs"].get(output.name)) == np.shape(expected[output.name])
                      for output in task.outputs)
         text += _diagnosis(task, case, result, {"expected": expected, "args": args}) if shaped else ""
+        text += _inputs_line(task, case)
         return Failure("values", text + "".join(f"\nHint: {hint}" for hint in hints) + _more_help(task))
     if task.contract is not None:
         return _method_failure(task, case, where, result)
@@ -705,6 +743,7 @@ def check(task: Task, learner: dict[str, Callable], *, quiet: bool = False) -> N
     that fails the same way (in a notebook, with a picture of a wrong output), else print one success line."""
     for role, given in learner.items():
         refuse_course_code(given, f"{task.name} ({role})")
+    learner = _described(learner)
     compiled = set()
     for first in task.cases:
         result = run(task, learner, first)

@@ -23,6 +23,7 @@ to shrink a failing case.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import zlib
@@ -56,7 +57,7 @@ COUNTER_WORDS = {  # every integer counter of gpusim.Report, in words a learner 
 }
 COUNTERS = tuple(COUNTER_WORDS)
 SHARED_BYTES = ("static_shared_bytes", "dynamic_shared_bytes")
-HYPOTHESIS_MAX_TRIES = 4  # examples asked of Hypothesis per case wanted, so duplicates still leave enough
+HYPOTHESIS_MAX_TRIES = 4  # lists of cases asked of Hypothesis at most, in case one repeats a case
 
 
 # ------------------------------------------------------------------------------------------------ domain
@@ -78,9 +79,6 @@ class Size:
         """The largest value a drawn case may take, given the sizes drawn before this one."""
         value = self.drawn(params) if callable(self.drawn) else self.drawn
         return max(self.low, value if self.high is None else min(value, self.high))
-
-    def domain(self) -> str:
-        return f"{self.name} in {self.low}..{'∞' if self.high is None else self.high}"
 
 
 @dataclass(frozen=True)
@@ -209,8 +207,8 @@ class Contract:
     # ----------------------------------------------------------------------------------- the cases
 
     def cases(self, seeds: Sequence[int] = (0, 1, 2), hidden: bool = False) -> CaseList:
-        """The check's cases for these seeds: the explicit examples (and, hidden, the hidden ones), each with
-        the seeds in turn, then the drawn cases. Drawn on first use."""
+        """The check's cases for these seeds: the explicit examples (the hidden ones for the hidden tests),
+        each with the seeds in turn, then the drawn cases. Drawn on first use."""
         return CaseList(self, tuple(seeds), hidden)
 
     def _sizes_of(self, example: dict) -> dict:
@@ -219,13 +217,17 @@ class Contract:
     def _case(self, params: dict, inputs: str, seed: int) -> Case:
         return Case(tuple((size.name, int(params[size.name])) for size in self.sizes), seed, inputs)
 
+    def explicit_cases(self, seeds: tuple[int, ...], hidden: bool) -> list[Case]:
+        """The explicit examples (``hidden``: the hidden ones) as cases, with the seeds in turn."""
+        examples = self.hidden_examples if hidden else self.examples
+        return [self._case(example, example.get("inputs", self.inputs[0].name), seeds[index % len(seeds)])
+                for index, example in enumerate(examples)]
+
     def build_cases(self, seeds: tuple[int, ...], hidden: bool) -> tuple[Case, ...]:
-        examples = self.examples + (self.hidden_examples if hidden else ())
-        cases = [self._case(example, example.get("inputs", self.inputs[0].name), seeds[index % len(seeds)])
-                 for index, example in enumerate(examples)]
+        cases = self.explicit_cases(seeds, hidden)
         explicit = [(case.params, case.inputs) for case in cases]
         for index, (params, inputs) in enumerate(draw(self, seeds, explicit)):
-            cases.append(self._case(params, inputs, seeds[(len(examples) + index) % len(seeds)]))
+            cases.append(self._case(params, inputs, seeds[(len(explicit) + index) % len(seeds)]))
         return tuple(cases)
 
     def in_domain(self, params: dict) -> bool:
@@ -255,18 +257,6 @@ class Contract:
         the values matter, the inputs and the seed."""
         key = ",".join(f"{name}={value}" for name, value in case.sizes)
         return key + (f",inputs={case.inputs},seed={case.seed}" if self.values_matter else "")
-
-    # ---------------------------------------------------------------------------------- in words
-
-    def describe(self) -> str:
-        """The contract in a few lines, for documentation and hints."""
-        lines = ["sizes: " + "; ".join(size.domain() + (f" ({size.about})" if size.about else "")
-                                       for size in self.sizes)]
-        if self.block_sizes:
-            lines.append(f"block sizes: {self.block_sizes}")
-        lines.append("inputs: " + "; ".join(f"{family.name} ({family.about})" for family in self.inputs))
-        lines.append(f"storage {self.storage}, arithmetic {self.arithmetic}")
-        return "\n".join(lines)
 
 
 class CaseList(Sequence):
@@ -316,7 +306,10 @@ def draw(contract: Contract, seeds: tuple[int, ...], skip=()) -> list[tuple[dict
 def draw_sizes(key: str, sizes: Sequence[Size], families: Sequence[str], fits: Callable[[dict], bool],
                seeds: tuple[int, ...], count: int, skip=()) -> list[tuple[dict, str]]:
     """``count`` distinct (sizes, family) pairs drawn by Hypothesis, none of them in ``skip``: a pure function
-    of ``key``, the domain and the seeds, the same in every process whatever else it has imported."""
+    of ``key``, the domain and the seeds, the same in every process whatever else it has imported.
+
+    Hypothesis draws lists of ``count`` cases; its first list is always its simplest (every size at its
+    lowest), so the cases come from the lists after it, which take one run each of its engine."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
@@ -329,19 +322,28 @@ def draw_sizes(key: str, sizes: Sequence[Size], families: Sequence[str], fits: C
         return params, draw_value(st.sampled_from(list(families)))
 
     found: list[tuple[dict, str]] = []
+    lists = [0]
 
-    @settings(database=None, max_examples=count * HYPOTHESIS_MAX_TRIES, phases=[Phase.generate],
+    @settings(database=None, max_examples=HYPOTHESIS_MAX_TRIES + 1, phases=[Phase.generate],
               derandomize=False, deadline=None, suppress_health_check=list(HealthCheck),
               verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)
     @hypothesis_seed(zlib.crc32(f"{key}|{seeds}".encode()))
-    @given(one_case().filter(lambda drawn: fits(drawn[0])))
-    def collect(drawn):
-        if drawn not in found and drawn not in skip and len(found) < count:
-            found.append(drawn)
+    @given(st.lists(one_case().filter(lambda drawn: fits(drawn[0])), min_size=count, max_size=count))
+    def collect(drawn_cases):
+        lists[0] += 1
+        for drawn in drawn_cases if lists[0] > 1 else ():
+            if drawn not in found and drawn not in skip and len(found) < count:
+                found.append(drawn)
+        if len(found) == count:
+            raise _Enough
 
-    with _DRAWING, _without_local_constants():
+    with _DRAWING, _without_local_constants(), contextlib.suppress(_Enough):
         collect()
     return found
+
+
+class _Enough(Exception):
+    """Stops Hypothesis once enough distinct cases are drawn."""
 
 
 @contextmanager

@@ -26,6 +26,7 @@ WARP = 32
 SECTOR_BYTES = 32
 FLOAT_BYTES = 4
 MAX_THREADS = 1024  # threads in a block
+DRAWN = 3  # cases drawn per check and set of seeds, on top of the explicit ones
 NOTEBOOK = "01_kernels_in_python"
 
 
@@ -157,6 +158,7 @@ VECTOR_ADD_CONTRACT = Contract(
     sizes=(Size("n", 1, None, 2048, "elements"),
            Size("threads", 1, MAX_THREADS, MAX_THREADS, "threads per block, any number the launch allows")),
     inputs=VECTOR_FAMILIES,
+    drawn=DRAWN,
     method=_method(lambda p: f"2 per element: a[i] and b[i], {2 * p['n']} here", "1 per element",
                    "one element per thread: a[i], b[i] and out[i]",
                    lambda p: COALESCED.format(_vector_add_sectors(p)),
@@ -377,6 +379,7 @@ GRAYSCALE_KERNEL_CONTRACT = Contract(
     name="part01.grayscale_kernel",
     sizes=_image_sizes() + _block_sizes(),
     inputs=PIXEL_FAMILIES,
+    drawn=DRAWN,
     method=_pixel_method(lambda p: _grayscale_sectors(p, (p["block_x"], p["block_y"])), CHECK_LAUNCHES),
     solution=Solution(NOTEBOOK, (("kernel", "grayscale"),)),
     examples=tuple({"height": h, "width": w, "block_x": bx, "block_y": by} for h, w, bx, by in
@@ -401,6 +404,7 @@ GRAYSCALE_CONTRACT = Contract(
     name="part01.grayscale",
     sizes=_image_sizes(),
     inputs=PIXEL_FAMILIES,
+    drawn=DRAWN,
     method=_pixel_method(lambda p: _grayscale_sectors(p, (TILE, TILE)),
                          {"blocks": "the launch rule checks the grid: cdiv(width, 16) × cdiv(height, 16)",
                           "threads": "the launch rule checks the blocks: 16 × 16 threads"}),
@@ -435,7 +439,7 @@ def check_grayscale(kernel, launcher, seeds=None) -> None:
 
 # ----------------------------------------------------------------------------------------------- matmul
 
-MATMUL_DRAWN_SIDE, MATMUL_DRAWN_K, MATMUL_DRAWN_WORK = 40, 512, 2**16  # drawn m, n; k; m·n·k
+MATMUL_DRAWN_SIDE, MATMUL_DRAWN_K, MATMUL_DRAWN_WORK = 40, 512, 2**14  # drawn m, n; k; m·n·k
 
 
 def _matmul_uniform(m: int, k: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -488,6 +492,7 @@ MATMUL_CONTRACT = Contract(
                 "columns of b and c"),
            *_block_sizes()),
     inputs=MATMUL_FAMILIES,
+    drawn=DRAWN,
     method=_method(lambda p: f"2·k per output element, a row of a and a column of b: "
                              f"{2 * p['m'] * p['n'] * p['k']} here", "1 per output element",
                    lambda p: f"one output element per thread: a row of a, a column of b and one write, 2·k + "

@@ -38,13 +38,13 @@ FACTORY_SIZES = tuple(size for size in SIZES if size not in ((5, 3, 7), (16, 16,
 FACTORY_HIDDEN_SIZES = ((1, 33, 1), (31, 29, 37))
 DYNAMIC_SIZES = tuple((m, k, n, t) for t in WIDTHS for m, k, n in SIZES[:5]) + ((1, 1, 1, 8), (3, 131, 2, 16))
 DYNAMIC_HIDDEN_SIZES = ((16, 16, 16, 16), (70, 1, 3, 8), (1, 33, 1, 16), (31, 29, 37, HIDDEN_WIDTH))
-# drawn cases stay cheap to simulate: at most 48 rows and columns, 4 blocks a side, K up to 1024, and at
-# most DRAWN_WORK thread-steps of the inner loop (blocks · K · T²); a fourth of that for the dynamic kernel,
-# which gpusim runs thread by thread (its vector engine leaves dynamic shared memory to the thread engine)
-DRAWN_SIDE, DRAWN_BLOCKS_PER_SIDE, DRAWN_K, DRAWN_WORK = 48, 4, 1024, 2**18
-BLOCK_COST = 256  # simulating a block costs about as much as this many thread-steps, before any work
-DRAWN = 4  # cases drawn per check, on top of the explicit ones
-FACTORY_DRAWN = 3  # per width of the factory
+# What simulating a case costs, in units of one to two microseconds of CPU (gpusim, checked): per tile step
+# of a block, STEP_COST and T³ (T·T threads, T multiply-adds each). Drawn cases stay under DRAWN_COST, with
+# at most 48 rows and columns, 4 blocks a side, and K up to 1024.
+STEP_COST, DRAWN_COST = 700, 60_000
+DRAWN_SIDE, DRAWN_BLOCKS_PER_SIDE, DRAWN_K = 48, 4, 1024
+DRAWN = 2  # cases drawn per check and set of seeds, on top of the explicit ones
+FACTORY_DRAWN = 2  # per width of the factory
 
 NOT_IMPLEMENTED_FACTORY = ("make_tiled_matmul: not implemented yet. Replace `raise NotImplementedError()` in "
                            "the solution cell with your code, run that cell, then run this check again.")
@@ -105,25 +105,25 @@ def _scale(case: Case, args: dict) -> dict:
 
 # ------------------------------------------------------------------------------------------------ domain
 
+def case_cost(p: dict, t: int) -> int:
+    """What simulating a case costs, roughly (see STEP_COST): its blocks' tile steps, T³ + STEP_COST each."""
+    return _cdiv(p["m"], t) * _cdiv(p["n"], t) * _cdiv(p["k"], t) * (t ** 3 + STEP_COST)
+
+
 def _sizes(fixed: int | None) -> tuple[Size, ...]:
-    """m, k and n (and the width t first, for the dynamic kernel), with drawn values that keep a case cheap:
-    at most DRAWN_BLOCKS_PER_SIDE blocks a side and DRAWN_WORK inner-loop steps over all threads."""
-    def side(p: dict) -> int:
-        t = _width(p, fixed)
-        return min(DRAWN_SIDE, DRAWN_BLOCKS_PER_SIDE * t)
+    """k, m and n (the width t first, for the dynamic kernel), drawn small enough that a case costs at most
+    DRAWN_COST to simulate: k first, as if m and n took one block each (so that long K comes up often),
+    then m, then n within what is left."""
+    def top(side: str):
+        def most(p: dict) -> int:
+            t = _width(p, fixed)
+            blocks = DRAWN_COST // case_cost({"m": 1, "n": 1, "k": 1, **p, side: 1}, t)
+            return min(DRAWN_K if side == "k" else min(DRAWN_SIDE, DRAWN_BLOCKS_PER_SIDE * t), t * blocks)
+        return most
 
-    work = DRAWN_WORK if fixed else DRAWN_WORK // 4
-
-    def k_top(p: dict) -> int:
-        t = _width(p, fixed)
-        return min(DRAWN_K, work // (_cdiv(p["m"], t) * t * t))
-
-    def n_top(p: dict) -> int:
-        t = _width(p, fixed)
-        return min(side(p), t * (work // (_cdiv(p["m"], t) * p["k"] * t * t)))
-
-    sizes = (Size("m", 1, None, side, "rows of a and c"), Size("k", 1, None, k_top, "the shared dimension"),
-             Size("n", 1, None, n_top, "columns of b and c"))
+    sizes = (Size("k", 1, None, top("k"), "the shared dimension"),
+             Size("m", 1, None, top("m"), "rows of a and c"),
+             Size("n", 1, None, top("n"), "columns of b and c"))
     if fixed is None:
         sizes = (Size("t", 1, MAX_WIDTH, MAX_WIDTH, "the tile width: blocks of t × t threads"), *sizes)
     return sizes
@@ -334,15 +334,7 @@ class _Launch:
         return config if self.fixed else config + (0, 2 * t * t * FLOAT_BYTES)
 
 
-def _cost(fixed: int | None):
-    """What simulating a case costs, roughly: per block, T·T threads through K steps, and a fixed part."""
-    def cost(p: dict) -> int:
-        t = _width(p, fixed)
-        return _cdiv(p["m"], t) * _cdiv(p["n"], t) * (t * t * p["k"] + BLOCK_COST)
-    return cost
-
-
-def _contract(name: str, fixed: int | None, factory: bool) -> Contract:
+def _contract(name: str, fixed: int | None, factory: bool, explicit: bool) -> Contract:
     if fixed is None:
         examples = tuple({"m": m, "k": k, "n": n, "t": t} for m, k, n, t in DYNAMIC_SIZES)
         hidden = tuple({"m": m, "k": k, "n": n, "t": t} for m, k, n, t in DYNAMIC_HIDDEN_SIZES)
@@ -361,19 +353,20 @@ def _contract(name: str, fixed: int | None, factory: bool) -> Contract:
         inputs=MATMUL_FAMILIES,
         method=_method(fixed, factory),
         solution=solution,
-        examples=examples,
-        hidden_examples=hidden,
+        examples=examples if explicit else (),
+        hidden_examples=hidden if explicit else (),
         drawn=FACTORY_DRAWN if factory else DRAWN,
-        cost=_cost(fixed),
+        cost=lambda p: case_cost(p, _width(p, fixed)),
         block_sizes=("T × T threads, T = 16 (TILE)" if fixed == TILE and not factory else
                      "t × t threads for any t from 1 to 32" if fixed is None else
                      f"T × T threads, T = {fixed}: the factory is checked at several T from 1 to 32"),
     )
 
 
-def _task(name: str, fixed: int | None, factory: bool = False) -> Task:
-    """The task for a fixed tile width or, with ``fixed=None``, for a width t carried by each case."""
-    contract = _contract(name, fixed, factory)
+def _task(name: str, fixed: int | None, factory: bool = False, explicit: bool = True) -> Task:
+    """The task for a fixed tile width or, with ``fixed=None``, for a width t carried by each case; without
+    the explicit examples where ``explicit`` is False."""
+    contract = _contract(name, fixed, factory, explicit)
     hints = DYNAMIC_ERROR_HINTS if fixed is None else FACTORY_ERROR_HINTS if factory else ERROR_HINTS
     return Task(
         name=name,
@@ -402,20 +395,25 @@ TILED_MATMUL = _task("tiled_matmul", TILE)
 TILED_MATMUL_DYNAMIC = _task("tiled_matmul_dynamic", None)
 
 
-def factory_task(width: int) -> Task:
-    """The check of the kernel make_tiled_matmul(width) returns."""
-    return _task(f"make_tiled_matmul({width})", width, factory=True)
+def factory_task(width: int, explicit: bool = True) -> Task:
+    """The check of the kernel make_tiled_matmul(width) returns: the explicit examples and drawn cases, or
+    (at a drawn width, where the hand-picked shapes would take thousands of small blocks) drawn cases only."""
+    return _task(f"make_tiled_matmul({width})", width, factory=True, explicit=explicit)
 
 
-def factory_widths(seeds=None) -> tuple[int, ...]:
-    """The tile widths the factory check builds kernels for: 8 and 16 and, in the hidden tests, 12 and one
-    drawn from 1 to 32 for the seeds."""
+def factory_tasks(seeds=None) -> tuple[Task, ...]:
+    """The factory check's tasks: T = 8 and 16 and, in the hidden tests, 12 and one T drawn from 1 to 32."""
     if not seeds:
-        return WIDTHS
+        return tuple(factory_task(width) for width in WIDTHS)
     explicit = WIDTHS + (HIDDEN_WIDTH,)
     (drawn, _), = draw_sizes("part05.make_tiled_matmul.widths", (Size("T", 1, MAX_WIDTH, MAX_WIDTH),), ("",),
                              lambda p: p["T"] not in explicit, tuple(seeds), 1)
-    return explicit + (drawn["T"],)
+    tasks = (*(factory_task(width) for width in explicit), factory_task(drawn["T"], explicit=False))
+    return tuple(task.with_seeds(seeds) for task in tasks)
+
+
+def _factory_width(task: Task) -> int:
+    return int(task.name[task.name.index("(") + 1:-1])
 
 
 def check_tiled_matmul(kernel, seeds=None) -> None:
@@ -435,7 +433,8 @@ def check_make_tiled_matmul(make_kernel, seeds=None) -> None:
     if not callable(make_kernel):
         raise CheckFailed("make_tiled_matmul should be a function that takes the tile width T and returns a "
                           "kernel.")
-    widths = factory_widths(seeds)
+    tasks = factory_tasks(seeds)
+    widths = [_factory_width(task) for task in tasks]
     kernels = {}
     for width in widths:
         try:
@@ -445,12 +444,9 @@ def check_make_tiled_matmul(make_kernel, seeds=None) -> None:
         if kernels[width] is None:
             raise CheckFailed(f"make_tiled_matmul({width}) returned None: return the @cuda.jit kernel you "
                               f"defined inside the factory.")
-    cases = 0
-    for width in widths:
-        task = factory_task(width)
-        task = task.with_seeds(seeds) if seeds else task
+    for task, width in zip(tasks, widths, strict=True):
         check(task, {"kernel": kernels[width]}, quiet=True)
-        cases += len(task.cases)
+    cases = sum(len(task.cases) for task in tasks)
     print(f"✓ make_tiled_matmul: the kernels for T = {', '.join(map(str, widths))} passed {cases} cases in "
           f"all (m, n from 1 to 48 or more, K up to 1024), with two tiles of shared memory, two barriers per "
           f"tile step, and the reads, sectors and bank conflicts of the reference solution.")
