@@ -218,9 +218,12 @@ class Contract:
         return Case(tuple((size.name, int(params[size.name])) for size in self.sizes), seed, inputs)
 
     def explicit_cases(self, seeds: tuple[int, ...], hidden: bool) -> list[Case]:
-        """The explicit examples (``hidden``: the hidden ones) as cases, with the seeds in turn."""
+        """The explicit examples (``hidden``: the hidden ones) as cases, with the seeds in turn; an example
+        that names no inputs family takes the families in turn, so that every family meets a visible test."""
         examples = self.hidden_examples if hidden else self.examples
-        return [self._case(example, example.get("inputs", self.inputs[0].name), seeds[index % len(seeds)])
+        families = [family.name for family in self.inputs]
+        return [self._case(example, example.get("inputs", families[index % len(families)]),
+                           seeds[index % len(seeds)])
                 for index, example in enumerate(examples)]
 
     def build_cases(self, seeds: tuple[int, ...], hidden: bool) -> tuple[Case, ...]:

@@ -19,6 +19,8 @@ MATMUL_FAMILIES = (
     Family("wide", "signs at random, magnitudes log-uniform from 1e-15 to 1e15, a tenth of them 0"),
     Family("zero_lines", "uniform in [-1, 1] with a third of the rows of a and of the columns of b all zero"),
     Family("equal", "every element of a the same value, and every element of b another (from [-2, 2])"),
+    Family("small", "uniform in [-1, 1] times one factor for a and another for b, each log-uniform from 1e-12 "
+                    "to 1e-6: every product tiny, and every one of them counts"),
 )
 
 
@@ -36,6 +38,9 @@ def matmul_pair(family: str, m: int, k: int, n: int, rng: np.random.Generator, u
         return uniform(m, k, n, rng)
     if family == "wide":
         a, b = signed_magnitudes(rng, (m, k)), signed_magnitudes(rng, (k, n))
+    elif family == "small":
+        a = rng.uniform(-1.0, 1.0, size=(m, k)) * 10.0 ** rng.uniform(-12, -6)
+        b = rng.uniform(-1.0, 1.0, size=(k, n)) * 10.0 ** rng.uniform(-12, -6)
     elif family == "equal":
         a, b = np.full((m, k), rng.uniform(-2, 2)), np.full((k, n), rng.uniform(-2, 2))
     elif family in ("uniform", "zero_lines"):
