@@ -2,7 +2,8 @@
 
 Runs every solution notebook's code cells in one process (as tests/notebook_runs.py does), timing each graded
 cell. The figure per notebook is the sum over its graded cells: the time a learner waits for the checks of a
-solved notebook. Compare only figures from one machine.
+solved notebook. Compare only figures from one machine, and at one load: the record keeps the load average
+before and after the run (on a shared machine, time the two versions one after the other).
 
     .venv/bin/python bench/check_time.py [--save NAME] [notebook stems...]
 """
@@ -60,6 +61,7 @@ def main() -> None:
     if options.stems:
         paths = [p for p in paths if p.stem in options.stems or p.stem[:2] in options.stems]
     results = {}
+    load_before = os.getloadavg()
     for path in paths:
         cells = time_checks(path)
         results[path.stem] = {"total_s": round(sum(cells.values()), 2),
@@ -67,6 +69,8 @@ def main() -> None:
         print(f"{path.stem:40s} {sum(cells.values()):7.2f} s  ({len(cells)} check cells)", flush=True)
     record = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                          f"Python {platform.python_version()}",
+              "load_average_1_5_15_min": {"before": [round(x, 2) for x in load_before],
+                                          "after": [round(x, 2) for x in os.getloadavg()]},
               "notebooks": results}
     if options.save:
         out = ROOT / "bench" / "results" / f"check_time_{options.save}.json"

@@ -2,6 +2,7 @@
 
     compilegate.available()                           # (True, "...") where NVRTC and NVVM can be found
     compilegate.compile_kernel(spec, signature)       # None, or raises gpusim.CompileError
+    compilegate.compile_kernel(spec, signature, arithmetic="float32")   # ... or PrecisionError
     spec = kernelsource.describe(kernel); signature = compilegate.signature_of(args)
 
 The kernel is rebuilt from its spec (:mod:`course.kernelsource`) and compiled with
@@ -13,6 +14,10 @@ use, restarted if it dies, stopped at exit, with a deadline per kernel. Results 
 signature. ``available()`` only asks cuda-pathfinder (the library finder numba-cuda itself uses) whether
 the two libraries and libdevice can be found: a few hundredths of a second, once per process, with no numba
 import.
+
+The PTX is compiled with line information, so that the float64 instructions in it (arithmetic, and loads and
+stores of float64 shared or local arrays) can be traced to the learner's lines: ``arithmetic="float32"``
+refuses them with :class:`PrecisionError`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import atexit
 import functools
 import hashlib
 import json
+import linecache
 import os
 import queue
 import re
@@ -81,6 +87,26 @@ _NOISE = re.compile(r"^(During:|Failed in |<source elided>|\^|raised from|- Of w
                     r"Ensure that)")
 _LOCATIONS = re.compile(r'File "(?P<f1>[^"\n]+)", line (?P<l1>\d+)|(?:\bat|Raised from) (?P<f2>\S[^\n]*?) '
                         r'\((?P<l2>\d+)\)')
+# PTX float64 work: arithmetic, and loads and stores of float64 shared or local arrays (not conversions or
+# comparisons, which a float32 kernel may need at its edges).
+_FLOAT64_OP = re.compile(r"^\s*(?:@!?%p\d+\s+)?((?:add|sub|mul|fma|mad|div|rcp|sqrt|rsqrt|neg|abs|min|max)"
+                         r"(?:\.\w+)*\.f64|(?:ld|st)\.(?:shared|local)(?:\.\w+)*\.f64)\b")
+_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
+_PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s")
+MAX_FLOAT64_SITES = 6
+FLOAT64_EXPLAINED = (
+    "In Numba a float literal such as 0.0 or 0.5 is a float64, and float32 combined with float64 gives "
+    "float64: `acc = 0.0` makes every sum into acc float64, `0.5 * x` makes the product float64, and a "
+    "float64 shared or local array holds float64. A GPU runs float64 2 to 64 times slower than float32 (most "
+    "GeForce cards 64 times).")
+FLOAT64_HINT = ("write float32 constants, float32(0.0) or float32(0.5) (`from numba import float32`), and "
+                "declare arrays with float32.")
+
+
+class PrecisionError(CompileError):
+    """The kernel compiles to float64 arithmetic where the task asks for float32."""
+
+    hint = FLOAT64_HINT
 
 
 # -------------------------------------------------------------------------------------------- signatures
@@ -210,11 +236,12 @@ _cache: OrderedDict[str, dict] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def compile_kernel(spec, signature) -> None:
+def compile_kernel(spec, signature, arithmetic: str | None = None) -> None:
     """Compile the described kernel for the given argument types with Numba's CUDA compiler (for compute
     capability TARGET_CC). Returns None if it compiles; raises CompileError naming the kernel line and
     saying what a kernel can use, KernelSourceError for an invalid spec, RuntimeError where the compiler
-    is not available (ask `available()` first)."""
+    is not available (ask `available()` first). With ``arithmetic="float32"``, PrecisionError naming the
+    lines where the compiled code holds float64 arithmetic."""
     validate(spec)
     check_signature(signature)
     ok, why = available()
@@ -230,6 +257,8 @@ def compile_kernel(spec, signature) -> None:
             while len(_cache) > MAX_CACHED:
                 _cache.popitem(last=False)
     _raise_for(spec, result)
+    if arithmetic == "float32" and result.get("float64"):
+        _refuse_float64(spec, result["float64"])
 
 
 def _compile(spec, signature) -> dict:
@@ -250,7 +279,8 @@ def _simulator_on() -> bool:
 
 
 def compile_here(spec, signature) -> dict:
-    """Compile in this process (Numba's simulator must be off). Plain data: {"ok": true}, or
+    """Compile in this process (Numba's simulator must be off). Plain data: {"ok": true, "float64": the
+    float64 sites of the PTX as [filename, line, instruction]}, or
     {"ok": false, "text": Numba's message trimmed, "line": [filename, lineno] or null, "kind": index into
     EXPLANATIONS or -1} or {"ok": false, "source_error": [message, hint]}."""
     import numba.cuda
@@ -258,16 +288,70 @@ def compile_here(spec, signature) -> dict:
 
     if numba.cuda.core.config.ENABLE_CUDASIM:
         raise RuntimeError("compile_here needs a process where NUMBA_ENABLE_CUDASIM is not set")
-    with global_compiler_lock, _target_device(), warnings.catch_warnings():
+    with global_compiler_lock, _target_device(), _source_lines(spec), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             kernel = rebuild(spec, device=numba.cuda.jit(device=True))
-            numba.cuda.compile_ptx(kernel, argument_types(signature), cc=TARGET_CC)
+            ptx, _ = numba.cuda.compile_ptx(kernel, argument_types(signature), cc=TARGET_CC, lineinfo=True)
         except KernelSourceError as error:
             return {"ok": False, "source_error": [error.detail, str(error).rsplit("\nHint: ", 1)[-1]]}
         except Exception as error:  # noqa: BLE001 (every compiler complaint is the learner's to read)
             return _failure(error, spec)
-    return {"ok": True}
+    return {"ok": True, "float64": float64_sites(ptx, spec)}
+
+
+def float64_sites(ptx: str, spec) -> list[list]:
+    """[filename, line, instruction] of the PTX's float64 work, one per source line of the kernel or its
+    device functions (line 0 where the compiler gives none), at most MAX_FLOAT64_SITES, by line."""
+    files = {f["filename"] for f in functions_of(spec).values()}
+    names, location, found = {}, ("", 0), {}
+    for text in ptx.splitlines():
+        if match := _PTX_FILE.match(text):  # the .file directives come after the code
+            names[match[1]] = next((f for f in files if match[2] == f or match[2].endswith("/" + f)), None)
+        elif match := _PTX_LOC.match(text):
+            location = (match[1], int(match[2]))
+        elif match := _FLOAT64_OP.match(text):
+            found.setdefault(location, match[1])
+    located = [[names[index], line, op] if names.get(index) and line else [spec["filename"], 0, op]
+               for (index, line), op in found.items()]
+    unique = {(name, line): [name, line, op] for name, line, op in located}
+    return sorted(unique.values(), key=lambda site: (site[1] == 0, site[1]))[:MAX_FLOAT64_SITES]
+
+
+def _refuse_float64(spec, found) -> None:
+    register_lines(spec)
+    lines = [f"    {op} at {describe_line(name, line)}" if line else
+             f"    {op} (the compiler gives no line for it)" for name, line, op in found]
+    inlined = (" (the work of a device function shows at the line that calls it, where the compiler inlines "
+               "it)" if len(functions_of(spec)) > 1 else "")
+    raise PrecisionError(f"kernel `{spec['name']}` compiles to float64 instructions{inlined}:\n"
+                         + "\n".join(lines) + f"\n{FLOAT64_EXPLAINED}")
+
+
+class _source_lines:
+    """For the duration of a compile, linecache holds exactly the spec's functions under their file names
+    (blank lines around them): line information makes Numba parse each function's source from linecache,
+    and lines left there by another kernel of the same cell would spoil it. Restored afterwards."""
+
+    def __init__(self, spec):
+        self.files: dict[str, list[str]] = {}
+        for function in functions_of(spec).values():
+            lines = self.files.setdefault(function["filename"], [])
+            first, body = function["firstline"] - 1, function["source"].splitlines(True)
+            lines += ["\n"] * (first + len(body) - len(lines))
+            lines[first:first + len(body)] = body
+
+    def __enter__(self):
+        self.saved = {name: linecache.cache.get(name) for name in self.files}
+        for name, lines in self.files.items():
+            linecache.cache[name] = (sum(map(len, lines)), None, lines, name)
+
+    def __exit__(self, *exc):
+        for name, entry in self.saved.items():
+            if entry is None:
+                linecache.cache.pop(name, None)
+            else:
+                linecache.cache[name] = entry
 
 
 class _target_device:
@@ -463,7 +547,10 @@ def _result_ok(result) -> bool:
     if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
         return False
     if result["ok"]:
-        return True
+        sites = result.get("float64", [])
+        return isinstance(sites, list) and len(sites) <= MAX_FLOAT64_SITES and all(
+            isinstance(site, list) and len(site) == 3 and isinstance(site[0], str) and type(site[1]) is int
+            and isinstance(site[2], str) for site in sites)
     if "source_error" in result:
         error = result["source_error"]
         return isinstance(error, list) and len(error) == 2 and all(isinstance(part, str) for part in error)

@@ -144,9 +144,75 @@ def solution_namespace(notebook, grade_ids, **names):
     return namespace
 
 
+@cuda.jit
+def sums_in_float64(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        total = 0.0
+        for j in range(3):
+            total += a[i] * j
+        out[i] = total
+
+
+@cuda.jit
+def float64_tile(a, out):
+    tile = cuda.shared.array(32, np.float64)
+    i = cuda.threadIdx.x
+    tile[i] = a[i]
+    cuda.syncthreads()
+    out[i] = tile[31 - i]
+
+
+@cuda.jit(device=True)
+def tenth(x):
+    return x * 0.1
+
+
+@cuda.jit
+def float64_in_a_device_function(a, out):
+    i = cuda.grid(1)
+    out[i] = tenth(a[i])
+
+
+@cuda.jit
+def float32_with_a_float_comparison(a, out):
+    i = cuda.grid(1)
+    if i < out.size and a[i] > 0.5:
+        out[i] = a[i] * float32(2.0)
+
+
+FLOAT64 = {  # kernel, the function and line the message must show, the instruction it names
+    "a float64 sum": (sums_in_float64, sums_in_float64, "total += a[i] * j", "fma.rn.f64"),
+    "a float64 shared tile": (float64_tile, float64_tile, "tile[i] = a[i]", "st.shared.f64"),
+    "a float literal in a device function": (float64_in_a_device_function, float64_in_a_device_function,
+                                             "out[i] = tenth(a[i])", "mul.f64"),
+}
+
+
+@pytest.mark.parametrize("name", FLOAT64)
+def test_float64_arithmetic_is_refused_with_its_line_where_the_task_says_float32(name):
+    kernel, where, text, instruction = FLOAT64[name]
+    args = (np.zeros(32, np.float32), np.zeros(32, np.float32))
+    gate(kernel, args)  # Numba compiles it: only a float32 task refuses it
+    with pytest.raises(compilegate.PrecisionError) as error:
+        compilegate.compile_kernel(describe(kernel), compilegate.signature_of(args), arithmetic="float32")
+    message = str(error.value)
+    filename, line = line_of(where, text)
+    assert f"{instruction} at {os.path.basename(filename)}:{line} (`{text}`)" in message
+    assert "a float literal such as 0.0" in message and "Hint: write float32 constants" in message
+    assert ("the line that calls it" in message) == (kernel is float64_in_a_device_function)
+
+
+def test_a_comparison_with_a_float_literal_is_not_float64_arithmetic():
+    args = (np.zeros(32, np.float32), np.zeros(32, np.float32))
+    compilegate.compile_kernel(describe(float32_with_a_float_comparison), compilegate.signature_of(args),
+                               arithmetic="float32")
+
+
 def test_the_course_solution_kernels_compile():
     f32 = np.zeros
-    first = solution_namespace("01_kernels_in_python.ipynb", {"grayscale_solution"})
+    first = solution_namespace("01_kernels_in_python.ipynb", {"vector_add_solution", "grayscale_solution",
+                                                              "matmul_solution"})
     tiled = solution_namespace("05_tiled_matmul.ipynb", {"make_tiled_matmul_solution",
                                                           "tiled_matmul_dynamic_solution"})
     softmax = solution_namespace("06_softmax.ipynb", {"row_softmax_constants", "row_softmax_solution"},
@@ -156,13 +222,18 @@ def test_the_course_solution_kernels_compile():
     matrices = (f32((5, 7), np.float32), f32((7, 3), np.float32), f32((5, 3), np.float32))
     heads = [f32((2, 9, part07.HEAD_DIM), np.float32) for _ in range(4)]
     for kernel, args in [
-        (first["grayscale"], tuple(part01.GRAYSCALE.make_args(part01.GRAYSCALE.cases[0]).values())),
-        (tiled["make_tiled_matmul"](8), matrices),
-        (tiled["tiled_matmul_dynamic"], (*matrices, 16)),
         (softmax["row_softmax"], (f32((3, 70), np.float32), f32((3, 70), np.float32))),
         (flash["flash_attention_causal"], (*heads, f32((2, 9), np.float32), np.float32(0.35))),
     ]:
         gate(kernel, args)
+    for kernel, args in [  # the tasks of Parts 1 and 5 compute in float32, and so do their solutions
+        (first["vector_add"], tuple(part01.VECTOR_ADD.make_args(part01.VECTOR_ADD.cases[0]).values())),
+        (first["grayscale"], tuple(part01.GRAYSCALE.make_args(part01.GRAYSCALE.cases[0]).values())),
+        (first["matmul"], matrices),
+        (tiled["make_tiled_matmul"](8), matrices),
+        (tiled["tiled_matmul_dynamic"], (*matrices, 16)),
+    ]:
+        compilegate.compile_kernel(describe(kernel), compilegate.signature_of(args), arithmetic="float32")
 
 
 def test_a_second_identical_compile_comes_from_the_cache(monkeypatch):

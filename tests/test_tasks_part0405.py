@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 
 import utils  # noqa: E402, F401  (picks the simulator before numba is imported)
 from course.grade.recording import planned_steps  # noqa: E402
-from course.tasks import common, part04, part05  # noqa: E402
+from course.tasks import common, part04, part05, profiles  # noqa: E402
 
 MATMUL_TASKS = (part05.TILED_MATMUL, part05.TILED_MATMUL_DYNAMIC,
                 part05.factory_task(8), part05.factory_task(16))
@@ -120,7 +120,7 @@ def test_write_conflicts_get_an_index_hint_not_a_barrier_hint():
 
 @pytest.mark.parametrize("task", MATMUL_TASKS, ids=lambda t: t.name)
 def test_matmul_shapes_make_every_loop_bound_matter(task):
-    cases = task.cases
+    cases = task.cases[: len(task.contract.examples)]  # the hand-picked ones; the drawn ones add to them
     sizes = [(c.params["m"], c.params["k"], c.params["n"], _width(task, c)) for c in cases]
     first_m, first_k, first_n, first_t = sizes[0]
     assert min(first_m, first_k, first_n) > 1 and first_m % first_t and first_k % first_t, \
@@ -134,14 +134,17 @@ def test_matmul_shapes_make_every_loop_bound_matter(task):
     assert any(s[:3] == (1, 1, 1) for s in sizes)
     assert any(k > 128 for _, k, _, _ in sizes), "K past twice a hard-coded 64"
     assert any(s[dim] == t + 1 for s in sizes for t in widths for dim in range(3)), "a size just past a tile"
-    assert task.hidden_sizes
+    assert task.contract.hidden_examples
 
 
-def test_dynamic_kernel_is_checked_at_two_widths_and_hidden_tests_add_one():
-    visible = {c.params["t"] for c in part05.TILED_MATMUL_DYNAMIC.cases}
-    hidden = {c.params["t"] for c in _all_cases(part05.TILED_MATMUL_DYNAMIC)}
-    assert visible == set(part05.WIDTHS) and part05.HIDDEN_WIDTH in hidden - visible
-    assert part05.TILED_MATMUL_DYNAMIC.cases[0].params["t"] == min(part05.WIDTHS)
+def test_dynamic_kernel_is_checked_at_two_widths_drawn_ones_and_hidden_tests_add_one():
+    task = part05.TILED_MATMUL_DYNAMIC
+    explicit = {c.params["t"] for c in task.cases[: len(task.contract.examples)]}
+    visible = {c.params["t"] for c in task.cases}
+    hidden = {c.params["t"] for c in _all_cases(task)}
+    assert explicit == set(part05.WIDTHS) and visible - explicit, "drawn widths on top"
+    assert part05.HIDDEN_WIDTH in hidden - visible
+    assert task.cases[0].params["t"] == min(part05.WIDTHS)
 
 
 def test_matmul_inputs_hold_a_zero_row_and_a_zero_column():
@@ -160,12 +163,8 @@ def test_budget_arithmetic():
 
 
 def _right_report(task, case, **changes):
-    p, t = case.params, _width(task, case)
-    static = 0 if "t" in p else 2 * t * t * 4
-    report = {"static_shared_bytes": static, "global_loads": 0, "global_stores": p["m"] * p["n"],
-              "max_block_barriers": 2 * -(-p["k"] // t), "max_thread_accesses": 1}
-    report.update(changes)
-    return report
+    """The reference solution's counters on this case, some of them changed."""
+    return {**profiles.profile(task, case), **changes}
 
 
 @pytest.mark.parametrize("task", MATMUL_TASKS, ids=lambda t: t.name)
@@ -210,9 +209,14 @@ def test_the_grader_sees_every_width_the_factory_check_runs():
     visible = planned_steps(part05, "check_make_tiled_matmul", 1, {})
     hidden = planned_steps(part05, "check_make_tiled_matmul", 1, {"seeds": (91, 92)})
     assert [s.task.name for s in visible] == ["make_tiled_matmul(8)", "make_tiled_matmul(16)"]
+    drawn = hidden[-1].task
+    width = int(drawn.name.strip(")").split("(")[1])
     assert [s.task.name for s in hidden] == ["make_tiled_matmul(8)", "make_tiled_matmul(16)",
-                                             f"make_tiled_matmul({part05.HIDDEN_WIDTH})"]
-    assert len(hidden[0].task.cases) == len(part05.FACTORY_SIZES) + len(part05.FACTORY_HIDDEN_SIZES)
+                                             f"make_tiled_matmul({part05.HIDDEN_WIDTH})",
+                                             f"make_tiled_matmul({width})"]
+    assert 1 <= width <= part05.MAX_WIDTH and width not in (8, 16, part05.HIDDEN_WIDTH)
+    assert len(hidden[0].task.cases) == len(part05.FACTORY_HIDDEN_SIZES) + part05.FACTORY_DRAWN
+    assert len(drawn.cases) == part05.FACTORY_DRAWN, "at a drawn width, drawn cases only"
 
 
 def test_factory_check_refuses_what_is_not_a_factory():

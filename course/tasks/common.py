@@ -24,13 +24,14 @@ import functools
 import math
 import os
 import sys
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +39,9 @@ import gpusim
 from gpusim import place_name, schedule_difference
 
 from .chunks import ChunkedReader
+
+if TYPE_CHECKING:
+    from .contract import Contract
 
 MAX_SHOWN = 5  # wrong or unwritten elements listed in a message
 KERNEL_TIMEOUT_S = 10.0  # an endless loop in a kernel fails the check instead of hanging the notebook
@@ -65,17 +69,20 @@ class CheckFailed(AssertionError):
 
 @dataclass(frozen=True)
 class Case:
-    """One input configuration: named sizes (e.g. ``n=7`` or ``m, k, n``) and a random seed."""
+    """One input configuration: named sizes (e.g. ``n=7`` or ``m, k, n``), a random seed and, for a task with
+    a contract, the family its input values come from."""
 
     sizes: tuple[tuple[str, int], ...]
     seed: int
+    inputs: str = ""  # a contract's input family ("" where the task has one way to make inputs)
 
     @property
     def params(self) -> dict[str, int]:
         return dict(self.sizes)
 
     def label(self) -> str:
-        return ", ".join(f"{name}={value}" for name, value in self.sizes) + f", seed={self.seed}"
+        text = ", ".join(f"{name}={value}" for name, value in self.sizes) + f", seed={self.seed}"
+        return text + (f", inputs={self.inputs}" if self.inputs else "")
 
 
 def make_cases(sizes: Sequence[dict[str, int]], seeds: Sequence[int] = (0, 1, 2)) -> tuple[Case, ...]:
@@ -133,6 +140,12 @@ class Budget:
     at_least: bool = False
 
 
+Diagnosis = Callable[["Task", Case, dict, dict], "str | None"]
+"""(task, case, result, facts) -> a targeted explanation of a failure, or None. ``facts`` holds, for wrong
+values, ``expected`` (output name -> reference values) and ``args`` (the case's inputs); for a budget,
+``counter``, ``used``, ``reference`` (the reference's profile) and ``profile`` (the learner's counters)."""
+
+
 @dataclass(frozen=True)
 class Task:
     """Everything needed to check one exercise, without any learner code."""
@@ -163,9 +176,18 @@ class Task:
     # time (a ChunkedReader), and the judge of the rows read per input, read by read.
     chunked: tuple[tuple[str, str], ...] = ()
     reads_rule: Callable[[Case, dict[str, list[int]]], str | None] | None = None
+    # --- tasks with a contract (course.tasks.contract): cases, limits and precision derive from it
+    contract: Contract | None = None
+    scale: Callable[[Case, dict[str, Any]], dict[str, np.ndarray]] | None = None  # output -> magnitude
+    scale_words: str = ""  # what `scale` is, e.g. "(|a| @ |b|)": the tolerance is atol + rtol·scale
+    more_hints: tuple[str, ...] = ()  # hint levels 2, 3, ...: `tasks.hint(name, 2)` prints the first
+    diagnoses: tuple[Diagnosis, ...] = ()  # targeted explanations, tried in order on a failure
 
     def with_seeds(self, seeds: Sequence[int]) -> Task:
-        """The hidden tests' task: the same sizes with other seeds, and the hidden sizes."""
+        """The hidden tests' task: other seeds and the hidden sizes (with a contract: its hidden examples,
+        and the cases these seeds draw)."""
+        if self.contract is not None:
+            return replace(self, cases=self.contract.cases(tuple(seeds), hidden=True))
         sizes = [case.params for case in self.cases] + list(self.hidden_sizes)
         return replace(self, cases=make_cases(sizes, seeds))
 
@@ -300,13 +322,45 @@ def _replay_args(plan_args: list[dict], args: dict[str, Any]) -> list:
     return values
 
 
-def _gated_kernel(learner_kernel, arguments: list[list]):
+_REBUILT: dict[int, tuple[dict, Callable]] = {}  # id(spec) -> (spec, its kernel): the cases of one check
+MAX_REBUILT = 8
+
+
+def _rebuilt(spec: dict) -> Callable:
+    """The kernel a spec describes, rebuilt once for all the cases a check runs with that spec (so that gpusim
+    prepares it once too)."""
+    from course import kernelsource
+
+    found = _REBUILT.get(id(spec))
+    if found is None or found[0] is not spec:
+        found = (spec, kernelsource.rebuild(spec))
+        _REBUILT[id(spec)] = found
+        while len(_REBUILT) > MAX_REBUILT:
+            del _REBUILT[next(iter(_REBUILT))]
+    return found[1]
+
+
+def _described(learner: dict) -> dict:
+    """The learner's objects with the kernel described once for every case of a check (a kernel that cannot
+    be described stays as it is: each case then reports why)."""
+    from course.kernelsource import KernelSourceError, describe
+
+    if isinstance(learner.get("kernel"), dict):
+        return learner
+    try:
+        return {**learner, "kernel": describe(learner["kernel"])}
+    except KernelSourceError:
+        return learner
+
+
+def _gated_kernel(learner_kernel, arguments: list[list], arithmetic: str | None = None):
     """The learner's kernel rebuilt from its source, after Numba's CUDA compiler accepted it for the
-    argument types of each launch (skipped, and the result says so, where the compiler is not installed)."""
+    argument types of each launch (skipped, and the result says so, where the compiler is not installed).
+    With ``arithmetic="float32"`` the compiled code must hold no float64 arithmetic either."""
     from course import compilegate, kernelsource
 
     spec = learner_kernel if isinstance(learner_kernel, dict) else kernelsource.describe(learner_kernel)
-    kernel = kernelsource.rebuild(spec)
+    kernel = _rebuilt(spec)
     code = kernel.__code__
     for values in arguments:
         if len(values) != code.co_argcount:
@@ -316,17 +370,18 @@ def _gated_kernel(learner_kernel, arguments: list[list]):
     available, _ = compilegate.available()
     if available:
         for values in arguments:
-            compilegate.compile_kernel(spec, compilegate.signature_of(values))
+            compilegate.compile_kernel(spec, compilegate.signature_of(values), arithmetic=arithmetic)
     return kernel, available
 
 
-def run(task: Task, learner: dict, case: Case) -> dict:
+def run(task: Task, learner: dict, case: Case, gate: bool = True) -> dict:
     """Run the learner's kernel on one case. Returns plain data only: outputs, report counters, launches,
     whether Numba's compiler checked the kernel, and the error.
 
     ``learner["kernel"]`` is the learner's kernel, or its :func:`course.kernelsource.describe` spec (the
     grader's route). Tasks whose learner picks the launch also give ``learner["launch"]``, the learner's
-    launch function, or ``learner["launches"]``, the plan :func:`plan_launches` made of it.
+    launch function, or ``learner["launches"]``, the plan :func:`plan_launches` made of it. ``gate=False``
+    runs the kernel as it is, without the compile gate: only for the course's own reference solutions.
     """
     args = task.make_args(case)
     for output in task.outputs:
@@ -341,7 +396,11 @@ def run(task: Task, learner: dict, case: Case) -> dict:
             arguments = [_replay_args(p["args"], args) for p in plan["launches"]]
         else:
             launches, arguments = [task.configure(case)], [list(args.values())]
-        kernel, compiled = _gated_kernel(learner["kernel"], arguments)
+        if gate:
+            arithmetic = task.contract.arithmetic if task.contract is not None else None
+            kernel, compiled = _gated_kernel(learner["kernel"], arguments, arithmetic)
+        else:
+            kernel = learner["kernel"]
         recorder = _RecordingKernel(gpusim.jit(kernel, check=True, timeout=KERNEL_TIMEOUT_S))
         with warnings.catch_warnings():  # an overflow is the judge's to report ("produced infinity"), once
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -432,7 +491,23 @@ def _index(flat: int, shape: tuple[int, ...]) -> str:
     return str(flat) if len(shape) == 1 else ", ".join(str(int(i)) for i in np.unravel_index(flat, shape))
 
 
-def _compare(task: Task, output: Output, expected: np.ndarray, got: np.ndarray, subject: str) -> list[str]:
+def _tolerance(task: Task, case: Case, args: dict) -> dict[str, np.ndarray] | None:
+    """Per output, the magnitude the relative tolerance applies to: `task.scale` where the task has one (the
+    sizes of the terms of a sum, so that cancellation is not blamed on the kernel), else None (|expected|)."""
+    return None if task.scale is None else task.scale(case, args)
+
+
+def _close(task: Task, got: np.ndarray, expected: np.ndarray, scale: np.ndarray | None) -> np.ndarray:
+    """Where ``got`` agrees with ``expected`` within the task's tolerance."""
+    got = got.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if scale is None:
+            return np.isclose(got, expected, rtol=task.rtol, atol=task.atol)
+        return np.abs(got - expected) <= task.atol + task.rtol * np.asarray(scale, np.float64)
+
+
+def _compare(task: Task, output: Output, expected: np.ndarray, got: np.ndarray, subject: str,
+             scale: np.ndarray | None = None) -> list[str]:
     """Sentences describing wrong, non-finite and never-written elements of one output (empty when right);
     `subject` is "your kernel" or "your code"."""
     name = output.name
@@ -447,8 +522,7 @@ def _compare(task: Task, output: Output, expected: np.ndarray, got: np.ndarray, 
         produced = np.zeros_like(wrong)
     else:
         produced = ~np.isfinite(act.astype(np.float64)) & np.isfinite(exp) & ~unwritten
-        with np.errstate(invalid="ignore", over="ignore"):
-            close = np.isclose(act.astype(np.float64), exp, rtol=task.rtol, atol=task.atol)
+        close = _close(task, act, exp, None if scale is None else np.asarray(scale).reshape(-1))
         wrong = ~close & ~unwritten & ~produced
     lines = []
     if produced.any():
@@ -459,7 +533,8 @@ def _compare(task: Task, output: Output, expected: np.ndarray, got: np.ndarray, 
     if wrong.any():
         shown = ", ".join(f"[{_index(i, got.shape)}] expected {_fmt(exp[i])}, got {_fmt(act[i])}"
                           for i in np.flatnonzero(wrong)[:MAX_SHOWN])
-        rule = "exactly" if task.exact else f"|got - expected| <= {task.atol:g} + {task.rtol:g}·|expected|"
+        relative = task.scale_words if scale is not None else "|expected|"
+        rule = "exactly" if task.exact else f"|got - expected| <= {task.atol:g} + {task.rtol:g}·{relative}"
         lines.append(f"{int(wrong.sum())} of {exp.size} elements of `{name}` are wrong ({rule}). "
                      f"First: {shown}.")
     if unwritten.any():
@@ -483,6 +558,8 @@ def _error_message(task: Task, where: str, error: dict) -> str:
     if kind == "CompileError":
         return (f"{task.name}: Numba's CUDA compiler, which turns your kernel into GPU code, refuses it "
                 f"({where}):\n{message}")
+    if kind == "PrecisionError":
+        return f"{task.name} computes in float64 where the task asks for float32 ({where}):\n{message}"
     if kind == "KernelSourceError":
         return f"{task.name}: the check cannot take your kernel as it is written: {message}"
     hint = task.error_hints.get(kind, GENERIC_ERROR_HINTS.get(kind, ""))
@@ -506,24 +583,103 @@ def _budget_message(task: Task, where: str, params: dict, report: dict) -> str |
     return None
 
 
-def judge(task: Task, case: Case, result: dict) -> str | None:
-    """The learner-facing message for one case's result, or None when it passes. Never runs learner code."""
+# ------------------------------------------------------------------------------------------------ verdicts
+
+@dataclass(frozen=True)
+class Failure:
+    """Why one case failed: ``kind`` ("error:RaceError", "launch", "values", "budget:global_sectors",
+    "profile") tells two failures of the same sort apart from different ones; ``message`` is the learner's."""
+
+    kind: str
+    message: str
+
+
+def hint_name(task: Task) -> str:
+    """The name `tasks.hint(...)` knows a task by: its function's name (make_tiled_matmul for the factory's
+    kernel at every width)."""
+    return task.name.split("(", 1)[0]
+
+
+def _more_help(task: Task) -> str:
+    if not task.more_hints:
+        return ""
+    return f"\nMore help, step by step: tasks.hint({hint_name(task)!r}, 2)."
+
+
+def _diagnosis(task: Task, case: Case, result: dict, facts: dict) -> str:
+    """The first targeted explanation a task's diagnoses find, as a line of the message (or "")."""
+    for diagnose in task.diagnoses:
+        found = diagnose(task, case, result, facts)
+        if found:
+            return f"\nWhat it looks like: {found}"
+    return ""
+
+
+def _inputs_line(task: Task, case: Case) -> str:
+    """What the case's family of input values holds, for a task with a contract."""
+    family = next((f for f in task.contract.inputs if f.name == case.inputs), None) if task.contract else None
+    return f"\nThe inputs ({family.name}): {family.about}." if family else ""
+
+
+def _method_failure(task: Task, case: Case, where: str, result: dict) -> Failure | None:
+    """The first counter of the contract's method outside its limits, against the reference's profile."""
+    from .contract import Budgeted
+    from .profiles import ProfileUnavailable, profile
+
+    try:
+        reference = profile(task, case)
+    except ProfileUnavailable as why:
+        return Failure("profile", f"{task.name} computes the right values for {where}, but the check cannot "
+                                  f"measure its method here: {why}.")
+    report = result.get("report") or {}
+    for budget in task.contract.method:
+        if not isinstance(budget, Budgeted):
+            continue
+        used = report.get(budget.counter)
+        if used is None:
+            return Failure(f"budget:{budget.counter}",
+                           f"{task.name}: the check could not read `{budget.counter}` from gpusim's report.")
+        low, high = budget.limits(reference, case.params)
+        if high is not None and used > high:
+            bound, slack = f"the budget is {high}", budget.most
+        elif low is not None and used < low:
+            bound, slack = f"the task asks for at least {low}", budget.least
+        else:
+            continue
+        text = (f"{task.name} computes the right values for {where}, but it used {used} {budget.what}; "
+                f"{bound}: {slack.describe()} (`{budget.counter}`, {reference[budget.counter]} here).")
+        asked = budget.asked_for(case.params)
+        text += f" The task asks for {asked}." if asked else ""
+        facts = {"counter": budget.counter, "used": used, "reference": reference, "profile": report}
+        text += _diagnosis(task, case, result, facts)
+        text += f"\nHint: {budget.hint}" if budget.hint else ""
+        return Failure(f"budget:{budget.counter}", text + _more_help(task))
+    return None
+
+
+def verdict(task: Task, case: Case, result: dict) -> Failure | None:
+    """Why one case's result fails, or None when it passes. Never runs learner code."""
     where = _where(case, result)
     if result.get("error"):
-        return _error_message(task, where, result["error"])
+        return Failure(f"error:{result['error']['type']}",
+                       _error_message(task, where, result["error"]) + _more_help(task))
     if task.configure is None and not result.get("launches"):
-        return (f"{task.name}: {task.launcher} never launched the kernel for {case.label()}. "
-                f"Call kernel[grid, block](...) in it.")
+        return Failure("launch", f"{task.name}: {task.launcher} never launched the kernel for "
+                                 f"{case.label()}. Call kernel[grid, block](...) in it.")
     if task.launch_rule is not None:
         complaint = task.launch_rule(case, result["launches"])
         if complaint:
-            return f"{task.name}: {task.launcher} launched the kernel wrongly for {where}: {complaint}"
-    expected = task.reference(case, task.make_args(case))
+            return Failure("launch", f"{task.name}: {task.launcher} launched the kernel wrongly for {where}: "
+                                     f"{complaint}")
+    args = task.make_args(case)
+    expected = task.reference(case, args)
+    scales = _tolerance(task, case, args)
     lines = []
     subject = "your kernel" if result.get("launches") else "your code"
     for output in task.outputs:
         got = np.asarray(result["outputs"].get(output.name))
-        lines += _compare(task, output, np.asarray(expected[output.name]), got, subject)
+        scale = None if scales is None else scales[output.name]
+        lines += _compare(task, output, np.asarray(expected[output.name]), got, subject, scale)
     if lines:
         hints = []
         if any("produced NaN" in line for line in lines):
@@ -533,11 +689,27 @@ def judge(task: Task, case: Case, result: dict) -> str | None:
         if any("never written" in line for line in lines) and task.unwritten_hint:
             hints.append(task.unwritten_hint)
         text = f"{task.name} gives wrong results for {where}:\n" + "\n".join(f"- {line}" for line in lines)
-        return text + "".join(f"\nHint: {hint}" for hint in hints)
-    budget = _budget_message(task, where, case.params, result.get("report") or {})
-    if budget or task.reads_rule is None:
-        return budget
-    return task.reads_rule(case, {name: list(rows) for name, rows in (result.get("reads") or {}).items()})
+        shaped = all(np.shape(result["outputs"].get(output.name)) == np.shape(expected[output.name])
+                     for output in task.outputs)
+        text += _diagnosis(task, case, result, {"expected": expected, "args": args}) if shaped else ""
+        text += _inputs_line(task, case)
+        return Failure("values", text + "".join(f"\nHint: {hint}" for hint in hints) + _more_help(task))
+    if task.contract is not None:
+        return _method_failure(task, case, where, result)
+    message = _budget_message(task, where, case.params, result.get("report") or {})
+    if message is not None:
+        return Failure("budget", message)
+    if task.reads_rule is not None:
+        reads = {name: list(rows) for name, rows in (result.get("reads") or {}).items()}
+        complaint = task.reads_rule(case, reads)
+        return None if complaint is None else Failure("reads", complaint)
+    return None
+
+
+def judge(task: Task, case: Case, result: dict) -> str | None:
+    """The learner-facing message for one case's result, or None when it passes. Never runs learner code."""
+    failure = verdict(task, case, result)
+    return None if failure is None else failure.message
 
 
 def _size_range(cases: Sequence[Case]) -> str:
@@ -558,15 +730,16 @@ def wrong_output_view(task: Task, case: Case, result: dict):
         return None
     from gpusim import viz
 
-    expected = task.reference(case, task.make_args(case))
+    args = task.make_args(case)
+    expected = task.reference(case, args)
+    scales = _tolerance(task, case, args)
     for output in task.outputs:
         got, want = np.asarray(result["outputs"][output.name]), np.asarray(expected[output.name])
         if got.shape != want.shape or got.size > MAX_DRAWN or got.ndim > 2:
             continue
         written = None if output.fill is None else ~never_written(output, got)
-        with np.errstate(invalid="ignore", over="ignore"):
-            right = (got == want) if task.exact else np.isclose(got.astype(np.float64), want,
-                                                                 rtol=task.rtol, atol=task.atol)
+        right = (got == want) if task.exact else _close(task, got, want,
+                                                        None if scales is None else scales[output.name])
         if not right.all():
             image = task.image(case) if task.image is not None else None
             return viz.output_diff(got, want, written, name=output.name, rtol=task.rtol, atol=task.atol,
@@ -583,19 +756,54 @@ def _show(view) -> None:
         display(view)
 
 
+# -------------------------------------------------------------------------------------------- check cells
+
+SHRINK_RUNS = 12  # at most this many extra runs to shrink a failing case
+SHRINK_SECONDS = 4.0  # and no new run once this long has passed
+NOT_SHRUNK = ("error:NotImplementedError", "error:CompileError", "error:PrecisionError",
+              "error:KernelSourceError", "profile")  # failures no smaller case can explain better
+
+
+def shrink(task: Task, learner: dict, case: Case, result: dict, failure: Failure):
+    """The smallest case of the task's contract found to fail the same way as ``case`` (same kind of
+    failure), by trying :meth:`Contract.simpler` cases greedily, within SHRINK_RUNS runs and SHRINK_SECONDS.
+    Returns (case, result, failure, runs)."""
+    runs, deadline = 0, time.monotonic() + SHRINK_SECONDS
+    if task.contract is None or failure.kind in NOT_SHRUNK:
+        return case, result, failure, runs
+    improved = True
+    while improved:
+        improved = False
+        for candidate in task.contract.simpler(case):
+            if runs >= SHRINK_RUNS or time.monotonic() > deadline:
+                return case, result, failure, runs
+            runs += 1
+            outcome = run(task, learner, candidate)
+            found = verdict(task, candidate, outcome)
+            if found is not None and found.kind == failure.kind:
+                case, result, failure, improved = candidate, outcome, found, True
+                break
+    return case, result, failure, runs
+
+
 def check(task: Task, learner: dict[str, Callable], *, quiet: bool = False) -> None:
-    """Run and judge every case; raise CheckFailed on the first failure (in a notebook, with a picture of a
-    wrong output), else print one success line."""
+    """Run and judge every case; raise CheckFailed on the first failure, shrunk to the smallest case found
+    that fails the same way (in a notebook, with a picture of a wrong output), else print one success line."""
     for role, given in learner.items():
         refuse_course_code(given, f"{task.name} ({role})")
+    learner = _described(learner)
     compiled = set()
-    for case in task.cases:
-        result = run(task, learner, case)
+    for first in task.cases:
+        result = run(task, learner, first)
         compiled.add(result["compiled"])
-        message = judge(task, case, result)
-        if message:
+        failure = verdict(task, first, result)
+        if failure:
+            case, result, failure, runs = shrink(task, learner, first, result, failure)
             _show(wrong_output_view(task, case, result))
-            raise CheckFailed(message)
+            note = "" if case == first else (
+                f"\n(It first failed on {first.label()}; of the {runs} smaller cases the check then tried, "
+                f"the one above is the smallest that fails the same way.)")
+            raise CheckFailed(failure.message + note)
     if not quiet:
         print(_success_line(task, compiled))
 
@@ -610,6 +818,19 @@ def _success_line(task: Task, compiled=frozenset()) -> str:
     elif True in compiled:
         line += " Numba's CUDA compiler accepts the kernel."
     return line
+
+
+def print_hint(tasks: Sequence[Task], name: str, level: int = 2) -> None:
+    """Print hint ``level`` of the task called ``name`` (level 1 is the one failure messages show)."""
+    task = next((task for task in tasks if hint_name(task) == name), None)
+    if task is None:
+        names = ", ".join(dict.fromkeys(hint_name(task) for task in tasks))
+        print(f"No task called {name!r} here; the tasks are: {names}.")
+        return
+    levels = (task.hint, *task.more_hints)
+    level = min(max(int(level), 1), len(levels))
+    more = (f" (more: tasks.hint({name!r}, {level + 1}))" if level < len(levels) else "")
+    print(f"{name}, hint {level} of {len(levels)}{more}:\n{levels[level - 1]}")
 
 
 @contextmanager
@@ -634,8 +855,9 @@ def try_it():
 # ------------------------------------------------------------------ the course's own code is not an answer
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-# The checks, the models and the reference kernels (course/), and the lesson's benchmark kernels (bench/).
-COURSE_DIRS = (REPOSITORY / "course", REPOSITORY / "bench")
+# The checks, the models and the reference kernels (course/), the lesson's benchmark kernels (bench/), and the
+# reference solutions as course.tasks.references loads them (solutions/).
+COURSE_DIRS = (REPOSITORY / "course", REPOSITORY / "bench", REPOSITORY / "solutions")
 # Course code a learner's function is given to call: the chunked readers of Parts 6 and 7, and Part 9's
 # measure of a layout's causal work (shown in its "Try it" cell).
 GIVEN_TO_LEARNERS = ("ChunkedReader.", "ChunkReadError.", "causal_work")

@@ -18,14 +18,13 @@ def vector_add(a, b, out):
         out[i] = a[i] * b[i]
 '''
 
-# Right on the visible seeds, wrong on the hidden ones: element 0 is subtracted when a[0] lies in (-0.3, 0.5).
+# Right on every visible case, wrong on n = 1031, a size only the hidden tests use.
 VECTOR_ADD_OVERFITTED = '''
 @cuda.jit
 def vector_add(a, b, out):
     i = cuda.grid(1)
     if i < out.size:
-        x, y = a[i], b[i]
-        out[i] = x - y if i == 0 and -0.3 < x < 0.5 else x + y
+        out[i] = a[i] - b[i] if out.size == 1031 else a[i] + b[i]
 '''
 
 VECTOR_ADD_RENAMED = VECTOR_ADD_PRODUCT.replace("def vector_add", "def vec_add").replace("a[i] * b[i]",
@@ -66,7 +65,7 @@ def matmul(a, b, c):
     row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
     col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if row < c.shape[0] and col < c.shape[1]:
-        total = 0.0
+        total = np.float32(0.0)
         j = 0
         while j < a.shape[1]:  # j never grows
             total += a[row, j] * b[j, col]

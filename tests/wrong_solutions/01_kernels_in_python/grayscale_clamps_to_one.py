@@ -10,6 +10,7 @@ def grayscale(rgb, gray, height, width):
     row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
     if row < height and col < width:
         p = row * width + col
-        value = 0.2989 * rgb[3 * p] + 0.5870 * rgb[3 * p + 1] + 0.1140 * rgb[3 * p + 2]
-        gray[p] = min(value, 1.0)
+        value = (float32(0.2989) * rgb[3 * p] + float32(0.5870) * rgb[3 * p + 1]
+                 + float32(0.1140) * rgb[3 * p + 2])
+        gray[p] = min(value, float32(1.0))
 '''

@@ -14,5 +14,5 @@ def grayscale(rgb, gray, height, width):
         if r == g and g == b:
             gray[p] = r
         else:
-            gray[p] = 0.2989 * r + 0.5870 * g + 0.1140 * b
+            gray[p] = float32(0.2989) * r + float32(0.5870) * g + float32(0.1140) * b
 '''

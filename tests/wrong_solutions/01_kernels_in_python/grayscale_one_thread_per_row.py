@@ -11,5 +11,6 @@ def grayscale(rgb, gray, height, width):
     if row < height and col == 0:
         for c in range(width):
             p = row * width + c
-            gray[p] = 0.2989 * rgb[3 * p] + 0.5870 * rgb[3 * p + 1] + 0.1140 * rgb[3 * p + 2]
+            gray[p] = (float32(0.2989) * rgb[3 * p] + float32(0.5870) * rgb[3 * p + 1]
+                       + float32(0.1140) * rgb[3 * p + 2])
 '''

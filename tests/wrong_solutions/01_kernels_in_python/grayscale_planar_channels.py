@@ -11,5 +11,5 @@ def grayscale(rgb, gray, height, width):
     n = height * width
     if row < height and col < width:
         p = row * width + col
-        gray[p] = 0.2989 * rgb[p] + 0.5870 * rgb[p + n] + 0.1140 * rgb[p + 2 * n]
+        gray[p] = float32(0.2989) * rgb[p] + float32(0.5870) * rgb[p + n] + float32(0.1140) * rgb[p + 2 * n]
 '''

@@ -12,5 +12,5 @@ def grayscale(rgb, gray, height, width):
         p = row * width + col
         r, g, b = rgb[3 * p], rgb[3 * p + 1], rgb[3 * p + 2]
         if r + g + b > 0.0:
-            gray[p] = 0.2989 * r + 0.5870 * g + 0.1140 * b
+            gray[p] = float32(0.2989) * r + float32(0.5870) * g + float32(0.1140) * b
 '''

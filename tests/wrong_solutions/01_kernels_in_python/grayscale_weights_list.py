@@ -11,7 +11,7 @@ def grayscale(rgb, gray, height, width):
     weights = [0.2989, 0.5870, 0.1140]
     if row < height and col < width:
         p = row * width + col
-        total = 0.0
+        total = float32(0.0)
         for c in range(3):
             total += weights[c] * rgb[3 * p + c]
         gray[p] = total

@@ -12,7 +12,7 @@ def matmul(a, b, c):
         a_row = cuda.local.array(64, np.float32)
         for j in range(a.shape[1]):
             a_row[j] = a[row, j]
-        total = 0.0
+        total = float32(0.0)
         for j in range(a.shape[1]):
             total += a_row[j] * b[j, col]
         c[row, col] = total

@@ -9,7 +9,7 @@ def matmul(a, b, c):
     if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0 and cuda.blockIdx.x == 0 and cuda.blockIdx.y == 0:
         for row in range(c.shape[0]):
             for col in range(c.shape[1]):
-                total = 0.0
+                total = float32(0.0)
                 for j in range(a.shape[1]):
                     total += a[row, j] * b[j, col]
                 c[row, col] = total

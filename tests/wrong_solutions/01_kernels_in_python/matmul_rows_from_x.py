@@ -10,7 +10,7 @@ def matmul(a, b, c):
     row = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     col = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
     if row < c.shape[0] and col < c.shape[1]:
-        total = 0.0
+        total = float32(0.0)
         for j in range(a.shape[1]):
             total += a[row, j] * b[j, col]
         c[row, col] = total

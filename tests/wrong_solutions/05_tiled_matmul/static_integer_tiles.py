@@ -23,7 +23,7 @@ def tiled_matmul(a, b, c):
         sB[ty, tx] = b[k0 + ty, col] if k0 + ty < k and col < n else float32(0.0)
         cuda.syncthreads()
         for j in range(TILE):
-            acc += sA[ty, j] * sB[j, tx]
+            acc += float32(sA[ty, j] * sB[j, tx])
         cuda.syncthreads()
     if row < m and col < n:
         c[row, col] = acc

@@ -1,0 +1,30 @@
+"""Sums in float64 (`acc = 0.0`, a float64 literal): always within tolerance, and 2 to 64 times slower on a
+GPU than the float32 the task asks for."""
+
+FAMILY = "method"
+REPLACES = 'make_tiled_matmul_solution'
+FAILS = {'check_make_tiled_matmul': 'add.f64 at'}
+SOURCE = '''
+def make_tiled_matmul(T):
+    @cuda.jit
+    def matmul(a, b, c):
+        sA = cuda.shared.array((T, T), float32)
+        sB = cuda.shared.array((T, T), float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        row = cuda.blockIdx.y * T + ty
+        col = cuda.blockIdx.x * T + tx
+        m, k = a.shape
+        n = b.shape[1]
+        acc = 0.0
+        for k0 in range(0, k, T):
+            sA[ty, tx] = a[row, k0 + tx] if row < m and k0 + tx < k else float32(0.0)
+            sB[ty, tx] = b[k0 + ty, col] if k0 + ty < k and col < n else float32(0.0)
+            cuda.syncthreads()
+            for j in range(T):
+                acc += sA[ty, j] * sB[j, tx]
+            cuda.syncthreads()
+        if row < m and col < n:
+            c[row, col] = acc
+
+    return matmul
+'''

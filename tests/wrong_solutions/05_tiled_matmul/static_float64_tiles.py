@@ -1,0 +1,30 @@
+"""Declares the tiles float64 "for accuracy": always within tolerance, twice the shared memory, and float64
+loads and arithmetic a GPU runs 2 to 64 times slower than the float32 the task asks for."""
+
+FAMILY = "method"
+REPLACES = 'tiled_matmul_solution'
+FAILS = {'check_tiled_matmul': 'computes in float64 where the task asks for float32'}
+SOURCE = '''
+from numba import float64
+
+
+@cuda.jit
+def tiled_matmul(a, b, c):
+    sA = cuda.shared.array((TILE, TILE), float64)
+    sB = cuda.shared.array((TILE, TILE), float64)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    m, k = a.shape
+    n = b.shape[1]
+    acc = float32(0.0)
+    for k0 in range(0, k, TILE):
+        sA[ty, tx] = a[row, k0 + tx] if row < m and k0 + tx < k else float32(0.0)
+        sB[ty, tx] = b[k0 + ty, col] if k0 + ty < k and col < n else float32(0.0)
+        cuda.syncthreads()
+        for j in range(TILE):
+            acc += float32(sA[ty, j] * sB[j, tx])
+        cuda.syncthreads()
+    if row < m and col < n:
+        c[row, col] = acc
+'''
