@@ -77,13 +77,19 @@ class Accesses:
         return piece
 
 
-def _benign_stores(epoch, entries):
+def _benign_stores(epoch, entries, undefined=False):
     """Which of one element's accesses in one epoch (in log order) are stores that no order of the threads
     can tell apart: a store of the value the element already held (`silent`), after the last change of the
     element in the epoch (when one thread changed it; none if several did). Every order then leaves the
     element with the same value and shows every reader the same value, as CUDA guarantees when threads
-    write one value to one location; they are no race unless gpusim.jit(..., strict=True)."""
+    write one value to one location; they are no race unless gpusim.jit(..., strict=True). Where the element
+    held no defined value (`undefined`: shared memory no thread has written), its first store is a change,
+    whatever gpusim's zero-filled copy held."""
     kinds, tids, silent = epoch.kind[entries], epoch.tid[entries], epoch.silent[entries]
+    stores = np.flatnonzero(kinds == WRITE)
+    if undefined and len(stores):
+        silent = silent.copy()
+        silent[stores[0]] = False
     benign = np.zeros(len(entries), dtype=bool)
     if (kinds == ATOMIC).any():
         return benign
@@ -189,7 +195,7 @@ class Checker:
         for candidate in candidates[~followed].tolist():
             entries = np.flatnonzero(key == candidate)
             if not self.strict and epoch.silent[entries].any():
-                entries = entries[~_benign_stores(epoch, entries)]
+                entries = entries[~_benign_stores(epoch, entries, self._undefined_before(epoch, entries))]
             entries = entries[np.argsort(epoch.tid[entries], kind="stable")]
             pair = self._conflicting_pair(epoch, entries)
             if pair is not None:
@@ -294,6 +300,16 @@ class Checker:
             f"them, and no flag handover with fences.",
             fences.explain(epoch, first, second, self.clocks, place, element),
         )
+
+    def _undefined_before(self, epoch, entries):
+        """Did the element of these accesses hold no defined value before them: shared memory that no thread
+        of the block wrote in an earlier batch or an earlier epoch of this one?"""
+        first = int(entries[0])
+        region = self.memory.regions[int(epoch.region[first])]
+        if region.init is None or region.init[int(epoch.addr[first]) & OFFSET_MASK]:
+            return False
+        same = epoch.addr == epoch.addr[first]
+        return not (same & (epoch.epoch < epoch.epoch[first]) & (epoch.kind != READ)).any()
 
     # --- uninitialised shared memory -----------------------------------------------------
 

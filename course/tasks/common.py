@@ -45,6 +45,10 @@ if TYPE_CHECKING:
 
 MAX_SHOWN = 5  # wrong or unwritten elements listed in a message
 KERNEL_TIMEOUT_S = 10.0  # an endless loop in a kernel fails the check instead of hanging the notebook
+# Checks run gpusim strict: two threads that store into one element, or one that stores while another reads
+# it, with nothing to order them, are a race even when the value stored is the one the element held. That
+# coincidence (zeros into zeros) is what small cases are made of, and the bug is there all the same.
+STRICT = True
 NOT_IMPLEMENTED = "NotImplementedError"
 MAX_LAUNCHES = 16  # launches one case may make
 NAN_FILL = "nan"  # Output.fill: a NaN with its own bit pattern, told apart from a NaN the kernel computes
@@ -401,7 +405,7 @@ def run(task: Task, learner: dict, case: Case, gate: bool = True) -> dict:
             kernel, compiled = _gated_kernel(learner["kernel"], arguments, arithmetic)
         else:
             kernel = learner["kernel"]
-        recorder = _RecordingKernel(gpusim.jit(kernel, check=True, timeout=KERNEL_TIMEOUT_S))
+        recorder = _RecordingKernel(gpusim.jit(kernel, check=True, timeout=KERNEL_TIMEOUT_S, strict=STRICT))
         with warnings.catch_warnings():  # an overflow is the judge's to report ("produced infinity"), once
             warnings.simplefilter("ignore", RuntimeWarning)
             for config, values in zip(launches, arguments, strict=True):
@@ -431,7 +435,8 @@ def run_under_schedules(task: Task, case: Case, kernel, launches: list, argument
         for output in task.outputs:
             fill_output(fresh[output.name], output.fill)
         swap = {id(value): fresh[name] for name, value in args.items()}
-        kernel_now = gpusim.jit(kernel, check=True, timeout=KERNEL_TIMEOUT_S, schedule=schedule)
+        kernel_now = gpusim.jit(kernel, check=True, timeout=KERNEL_TIMEOUT_S, schedule=schedule,
+                                strict=STRICT)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
