@@ -3,7 +3,7 @@ types, the numbers, tuples, enum members and NumPy arrays the kernel and its dev
 globals and closures become constants of the compiled code. A GPU then keeps the values of the first launch
 with those argument types, however the Python variables change afterwards; so does gpusim.
 
-`snapshot(kernel_function, args)` gives the store of one such compilation: a dict that the first launch fills
+`snapshot(kernel, function, args)` gives the store of one such compilation: a dict that the first launch fills
 ((code, name) -> value, arrays copied) and later launches read.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from .arguments import host_array
 
-_compilations = weakref.WeakKeyDictionary()  # kernel function -> {argument types: {(code, name): value}}
+_compilations = weakref.WeakKeyDictionary()  # dispatcher -> {argument types: {(code, name): value}}
 
 
 def _type_of(value):
@@ -37,9 +37,15 @@ def _type_of(value):
     return type(value).__qualname__
 
 
-def snapshot(function, args):
-    """The store of frozen values for `function` compiled for the types of `args`."""
-    per_types = _compilations.setdefault(function, {})
+def snapshot(kernel, function, args):
+    """The store of frozen values for `kernel` (a dispatcher, which compiles for itself: a new `cuda.jit` of
+    the same Python function compiles anew) compiled for the types of `args`; where `kernel` cannot be
+    referenced weakly, its Python `function`'s."""
+    try:
+        weakref.ref(kernel)
+    except TypeError:
+        kernel = function
+    per_types = _compilations.setdefault(kernel, {})
     return per_types.setdefault(tuple(map(_type_of, args)), {})
 
 

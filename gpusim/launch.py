@@ -137,7 +137,8 @@ class Kernel:
                 self.engine_used = "vector"
                 return
         memory = Memory()
-        rebinder = Rebinder(None, memory.codes, _constants(memory, self.check), snapshot(self.py_func, args))
+        frozen = snapshot(self.kernel, self.py_func, args)
+        rebinder = Rebinder(None, memory.codes, _constants(memory, self.check), frozen)
         fake = FakeCuda(lambda value: rebinder.value(value, None))
         rebinder.fake_cuda = fake
         fn = rebinder.function(self.py_func)
@@ -206,7 +207,8 @@ class Kernel:
     def _vector_launch(self, code, grid, block, shared_bytes, args, start, lanes_per_wave):
         memory = Memory()
         fake = VectorCuda(lambda value: rebinder.value(value, None))
-        rebinder = Rebinder(fake, memory.codes, _constants(memory, self.check), snapshot(self.py_func, args))
+        frozen = snapshot(self.kernel, self.py_func, args)
+        rebinder = Rebinder(fake, memory.codes, _constants(memory, self.check), frozen)
         fn = rebinder.function(self.py_func)
         checker = Checker(memory, Counters(memory), None, self.strict) if self.check else None
         sim_args, copy_backs = convert_args(self.py_func, args, memory, self.check, self.declared)

@@ -33,6 +33,21 @@ def test_a_global_keeps_the_value_of_the_first_launch_as_numba_freezes_it():
         SCALE = 10.0
 
 
+def test_a_new_jit_of_the_same_function_compiles_anew_and_reads_the_global_again():
+    global SCALE
+    out = np.zeros(1)
+    gpusim.jit(scaled)[1, 1](out)
+    SCALE = 30.0
+    try:
+        again = cuda.jit(gpusim.python_function(scaled))  # a new dispatcher: Numba compiles it for itself
+        gpusim.jit(again)[1, 1](out)
+        assert out[0] == 60.0
+        gpusim.jit(scaled)[1, 1](out)  # the first dispatcher keeps what it froze
+        assert out[0] == 20.0
+    finally:
+        SCALE = 10.0
+
+
 @cuda.jit
 def divide(out, x, y):
     out[0] = x / y
