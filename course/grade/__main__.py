@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from course.tasks import profiles
+
 from .assignments import load_assignments
 from .cgroups import DELEGATED, Budget, Cgroups, delegation_command
 from .discovery import find_learners, select, unanswered
@@ -61,6 +63,9 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
     start = time.monotonic()
     max_bytes = args.max_notebook_mb * 2**20
     assignments, problems = load_assignments(args.sources)
+    profiles.prefetch([(step.task, case) for assignment in assignments.values() for task in assignment.tasks
+                       for call in task.calls for step in call.steps if step.task.contract is not None
+                       for case in step.task.cases])
     for name, problem in problems.items():
         echo(f"warning: the source notebook {name} cannot be used: {problem}")
     learners, orphans = find_learners(args.submissions)
