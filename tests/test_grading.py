@@ -146,11 +146,22 @@ def _reopening(folders: list[Path]) -> str:
     return " && ".join(lines + ['exec "$@"'])
 
 
+def cache_option(owner: int) -> list[str]:
+    """The grader's cache (course.grade.cache) for this suite, one folder per user that grades: the class
+    runs after the first of each user start grading at once. It is the suite's own folder, never ~/.cache."""
+    folder = Path(tempfile.gettempdir()) / f"gpu-course-grader-suite-{owner}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    if os.geteuid() == 0:
+        os.chown(folder, owner, owner)
+    return ["--cache", str(folder)]
+
+
 def _grade(submissions: Path, out: Path, *options: str, as_nobody: bool = False) -> Run:
     """Grade a class as the command line does, under a subreaper that reports any process left behind."""
     report = out.parent / f"{out.name}-reaper.json"
     grader = [sys.executable, "-m", "course.grade", str(submissions), "--out", str(out), "--jobs", str(JOBS),
-              "--max-notebook-mb", str(hostile.MAX_NOTEBOOK_MB), *options]
+              "--max-notebook-mb", str(hostile.MAX_NOTEBOOK_MB),
+              *cache_option(NOBODY if as_nobody else os.geteuid()), *options]
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}
     if as_nobody:
         grader = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",

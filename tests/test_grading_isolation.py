@@ -26,7 +26,7 @@ from grading.delegation import Delegation
 from grading.fake_class import _learner_notebook
 from grading.learners import A01
 from notebook_runs import ROOT
-from test_grading import HANG_GUARD_S, NOBODY, Run, _give_to, _private_folder, _reopening
+from test_grading import HANG_GUARD_S, NOBODY, Run, _give_to, _private_folder, _reopening, cache_option
 
 from course.grade.cgroups import Budget, Cgroups, Location, locate
 from course.grade.channel import Channel, MachineBusy, WorkerTimeout
@@ -74,6 +74,7 @@ def _command(base: Path, delegation: Delegation, submissions: Path, out: Path, *
               "--max-notebook-mb", str(hostile.MAX_NOTEBOOK_MB), *options]
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}
     as_nobody = delegation.folders[0].stat().st_uid == NOBODY
+    grader += cache_option(NOBODY if as_nobody else os.geteuid())
     if as_nobody:
         grader = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all",
                   *grader]
@@ -219,7 +220,7 @@ def _sleeper_class(folder: Path) -> Path:
 
 def _start_grader(delegation: Delegation, submissions: Path, out: Path) -> subprocess.Popen:
     command = [*delegation.enter(), sys.executable, "-m", "course.grade", str(submissions), "--out", str(out),
-               "--timeout", "30", "--sandbox", "off"]
+               "--timeout", "30", "--sandbox", "off", *cache_option(os.geteuid())]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)

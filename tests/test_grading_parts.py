@@ -15,9 +15,11 @@ from notebook_runs import ROOT
 
 from course.grade import protocol, wire
 from course.grade.assignments import load_assignment
+from course.grade.cache import GraderCache
 from course.grade.channel import Channel, WorkerDied, WorkerTimeout
 from course.grade.deadlines import Deadline
 from course.grade.discovery import find_learners, select, unanswered
+from course.grade.limits import Limits
 from course.grade.restore import Unreadable, match_assignment, prepare, read_notebook
 from course.grade.sandbox import Launch, Sandbox, Stage
 
@@ -386,3 +388,28 @@ def test_the_trojan_kernel_patches_gpusim_when_it_runs_uncompiled():
                          timeout=120)
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report == {"global_loads": 0}, run.stderr[-2000:]  # gpusim counted 192 reads, and said 0
+
+
+def test_the_graders_cache_keeps_plain_numbers_for_the_same_course_and_refuses_the_rest(tmp_path):
+    """What the grader keeps between runs (course.grade.cache) comes back for the same course code and
+    notebooks; a changed notebook, a file that holds anything but plain numbers, or a folder that others may
+    write to gives nothing back."""
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "a.ipynb").write_text("{}")
+    folder = tmp_path / "cache"
+    limits = {"a": Limits(12.5, 3.0, 2**30)}
+    profiles = {"part05.tiled_matmul\nm=1": {"global_loads": 4}}
+    GraderCache(folder, sources, ["a"], 2**30, "bwrap").save(profiles, limits)
+    again = GraderCache(folder, sources, ["a"], 2**30, "bwrap")
+    assert (again.profiles, again.limits) == (profiles, limits)
+    assert GraderCache(folder, sources, ["a"], 2**31, "bwrap").limits == {}  # another memory limit
+    (sources / "a.ipynb").write_text('{"changed": 1}')
+    assert GraderCache(folder, sources, ["a"], 2**30, "bwrap").profiles == {}
+    (sources / "a.ipynb").write_text("{}")
+    again.path.write_text(json.dumps({"profiles": {"k": {"global_loads": "4; rm -rf /"}}, "limits": {}}))
+    assert GraderCache(folder, sources, ["a"], 2**30, "bwrap").profiles == {}
+    again.path.write_text(json.dumps({"profiles": {}, "limits": {"a": [float("inf"), 1.0, 1]}}))
+    assert GraderCache(folder, sources, ["a"], 2**30, "bwrap").limits == {}
+    folder.chmod(0o777)
+    assert GraderCache(folder, sources, ["a"], 2**30, "bwrap").path is None

@@ -17,6 +17,7 @@ from pathlib import Path
 from course.tasks import profiles
 
 from .assignments import load_assignments
+from .cache import DEFAULT_FOLDER, GraderCache
 from .cgroups import DELEGATED, Budget, Cgroups, delegation_command
 from .discovery import find_learners, select, unanswered
 from .grading import (
@@ -38,15 +39,23 @@ DEFAULT_NOTEBOOK_MB = 32
 FIXED_SETUP_S = 60.0  # the deadline for running a notebook's cells when --timeout replaces calibration
 
 
-def _limits(names: list[str], args, assignments, sandbox: Sandbox, echo) -> dict[str, Limits]:
+def _limits(names: list[str], args, assignments, sandbox: Sandbox, kept: GraderCache,
+            echo) -> dict[str, Limits]:
     memory = args.memory_mb * 2**20
-    unit = "s" if sandbox.cgroups is None or sandbox.cgroups.location is None else "s of CPU time"
+    cpu_time = sandbox.cgroups is not None and sandbox.cgroups.location is not None
+    unit = "s of CPU time" if cpu_time else "s"
     if args.timeout:
         return {name: Limits(FIXED_SETUP_S, args.timeout, memory) for name in names}
+    limits = {name: kept.limits[name] for name in names if cpu_time and name in kept.limits}
+    if limits:
+        echo(f"Deadlines of {', '.join(sorted(limits))} from the reference solutions' CPU times measured "
+             f"before, on this machine and this course code ({kept.path})")
+    names = [name for name in names if name not in limits]
+    if not names:
+        return limits
     echo(f"Timing the reference solutions of {', '.join(names)} ...")
     references = reference_grades(args.sources, {name: assignments[name] for name in names}, memory,
                                   args.jobs, sandbox, args.max_notebook_mb * 2**20)
-    limits = {}
     for name, reference in sorted(references.items()):
         for task in reference.tasks:
             if task.status != PASSED:
@@ -55,6 +64,8 @@ def _limits(names: list[str], args, assignments, sandbox: Sandbox, echo) -> dict
         limits[name] = calibrated_limits(reference, memory)
         echo(f"  {name}: {limits[name].call_s:.1f} {unit} per request, {limits[name].setup_s:.0f} {unit} for "
              f"the notebook's cells")
+    if cpu_time:  # wall-clock times depend on how busy the machine is: they are never kept
+        kept.save(profiles.measured(), {**kept.limits, **limits})
     return limits
 
 
@@ -63,6 +74,8 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
     start = time.monotonic()
     max_bytes = args.max_notebook_mb * 2**20
     assignments, problems = load_assignments(args.sources)
+    kept = GraderCache(args.cache, args.sources, assignments, args.memory_mb * 2**20, args.sandbox)
+    profiles.remember(kept.profiles)
     profiles.prefetch([(step.task, case) for assignment in assignments.values() for task in assignment.tasks
                        for call in task.calls for step in call.steps if step.task.contract is not None
                        for case in step.task.cases])
@@ -88,7 +101,8 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
         names = sorted(handed_in | (refused_names & assignments.keys()))
         for learner, selection in zip(learners, selections, strict=True):
             selection.refusals += unanswered(learner, selection, names)
-        limits = _limits(names, args, assignments, sandbox, echo) if names else {}
+        kept.save(profiles.measured(), kept.limits)
+        limits = _limits(names, args, assignments, sandbox, kept, echo) if names else {}
         limits.update({name: Limits(FIXED_SETUP_S, args.timeout or FIXED_SETUP_S, args.memory_mb * 2**20)
                        for name in assignments.keys() - limits.keys()})
 
@@ -139,6 +153,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "off"), default="auto",
                         help="confine workers with bubblewrap: auto (where it works, else say what is not "
                              "isolated), bwrap (required) or off")
+    parser.add_argument("--cache", type=lambda text: Path(text) if text else None, default=DEFAULT_FOLDER,
+                        help="where the reference solutions' counters and CPU times are kept for the next "
+                             "run of the same course code on this machine; '' keeps nothing (default: "
+                             "%(default)s)")
     args = parser.parse_args(argv)
     if not args.submissions.is_dir():
         parser.error(f"{args.submissions} is not a folder")
