@@ -66,7 +66,7 @@ BLOCK_FAMILIES = (
 
 
 def family_values(family: str, n: int, seed: int, salt: int) -> np.ndarray:
-    """n float32 values of one of BLOCK_FAMILIES ("" is "blocks", the values the notebook's cases always had)."""
+    """n float32 values of one of BLOCK_FAMILIES ("" is "blocks", the values the notebook's cases had)."""
     if family in ("blocks", ""):
         return block_inputs(n, seed, salt)
     rng = np.random.default_rng([seed, salt, 1])
@@ -153,8 +153,8 @@ BARRIER_HINTS = {
 NO_ATOMICS = ("no atomics: the values are combined by a tree of plain additions",
               "Atomics on one element run one after another; the task is a tree: at each step, thread t < "
               "stride adds tile[t + stride] into tile[t], then cuda.syncthreads().")
-TREE_HINT = (f"Combine the block's values through the shared tile: each thread stores its element in tile[t], "
-             f"then in each of the {STEPS} steps reads tile slots the other threads wrote, with "
+TREE_HINT = (f"Combine the block's values through the shared tile: each thread stores its element in "
+             f"tile[t], then in each of the {STEPS} steps reads tile slots the other threads wrote, with "
              f"cuda.syncthreads() between the steps. One thread that adds up a (a loop, np.sum on a slice) "
              f"skips the tile, and so do warp shuffles (cuda.shfl_*_sync), Part 3's tool.")
 BARRIERS_HINT = (f"One cuda.syncthreads() after filling the tile and one after each of the {STEPS} steps "
@@ -269,8 +269,8 @@ STENCIL_CONTRACT = _contract("window_sum", method(
     (
         Budgeted("global_loads", lambda p: f"each element once, plus the 2·RADIUS = {2 * RADIUS} halo "
                                            f"elements of each block: {_stencil_read_budget(p)} here at most",
-                 "Load the block's tile and its halo into shared memory once, then read the window from shared "
-                 "memory: a thread must not read its neighbours from global memory."),
+                 "Load the block's tile and its halo into shared memory once, then read the window from "
+                 "shared memory: a thread must not read its neighbours from global memory."),
         Budgeted("global_stores", "1 per element", "Write out[i] once."),
         Budgeted("max_thread_collectives", "none: the window is read from the shared tile",
                  "Warp shuffles (cuda.shfl_*_sync) that pass neighbours from lane to lane are Part 3's tool: "
@@ -319,8 +319,8 @@ STENCIL = Task(
     configure=_launch,
     rtol=1e-5,
     atol=0.0,
-    summary=f"at most 1 global read per element plus {2 * RADIUS} per block, 1 write per element, one float32 "
-            f"tile",
+    summary=f"at most 1 global read per element plus {2 * RADIUS} per block, 1 write per element, one "
+            f"float32 tile",
     hint=f"out[i] = a[i-{RADIUS}] + ... + a[i+{RADIUS}], where elements outside 0..n-1 count as 0. In shared "
          f"memory, a[i] sits at tile[t + RADIUS]; tile[0:RADIUS] is the left halo, "
          f"tile[RADIUS + THREADS:] the right halo: a[start - RADIUS ...] and a[start + THREADS ...], where "
@@ -329,8 +329,8 @@ STENCIL = Task(
     more_hints=("tile = cuda.shared.array(TILE, np.float32). Thread t stores a[i] (0.0 past the end) in "
                 "tile[t + RADIUS]; threads t < RADIUS also store a[i - RADIUS] in tile[t] and a[i + THREADS] "
                 "in tile[t + RADIUS + THREADS] (0.0 outside 0..n-1). One cuda.syncthreads(), then, if i < n, "
-                "total = np.float32(0.0) plus tile[t + k] for k in range(2 * RADIUS + 1), and out[i] = total. "
-                "A bare 0.0 would make total, and the sum, float64.",),
+                "total = np.float32(0.0) plus tile[t + k] for k in range(2 * RADIUS + 1), and out[i] = "
+                "total. A bare 0.0 would make total, and the sum, float64.",),
     error_hints={
         **BARRIER_HINTS,
         "RaceError": "If the two accesses named above are both writes, two threads store into the same "
