@@ -111,21 +111,21 @@ def _tree_method(budgets, span_hint: str, shared_hint: str):
     return method(
         (
             *budgets,
-            Budgeted("max_thread_collectives", "none: the values move through the shared tile",
-                     "Warp shuffles (cuda.shfl_*_sync) are Part 3's tool: here the block's values go through "
-                     "the shared tile, with cuda.syncthreads() between the steps."),
-            Budgeted("static_shared_bytes", "one float32 tile (4 bytes a slot)", shared_hint, least=EXACT),
             Budgeted("shared_atomics", "none: a tree of plain additions", NO_ATOMICS[1]),
             Budgeted("global_atomics", "none: a tree of plain additions", NO_ATOMICS[1]),
-            Budgeted("max_block_barriers", f"one after loading the tile and one per step of the tree "
-                     f"({STEPS} steps)", BARRIERS_HINT, most=Slack(extra=lambda r, p: 1, words="1"),
-                     least=Slack(extra=lambda r, p: 1, words="1")),
-            Budgeted("barriers", "the same barriers in every block", BARRIERS_HINT,
-                     most=Slack(extra=lambda r, p: r["blocks"], words="1 per block")),
             Budgeted("max_thread_accesses", "the span of the reference's tree", span_hint,
                      most=Slack(extra=lambda r, p: 5, words="5")),
             Budgeted("shared_loads", "the reads of the reference's tree", TREE_HINT, most=Slack(0.25),
                      least=Slack(0.5)),
+            Budgeted("max_block_barriers", f"one after loading the tile and one per step of the tree "
+                     f"({STEPS} steps)", BARRIERS_HINT, most=Slack(extra=lambda r, p: 1, words="1"),
+                     least=Slack(extra=lambda r, p: 1, words="1")),
+            Budgeted("max_thread_collectives", "none: the values move through the shared tile",
+                     "Warp shuffles (cuda.shfl_*_sync) are Part 3's tool: here the block's values go through "
+                     "the shared tile, with cuda.syncthreads() between the steps."),
+            Budgeted("static_shared_bytes", "one float32 tile (4 bytes a slot)", shared_hint, least=EXACT),
+            Budgeted("barriers", "the same barriers in every block", BARRIERS_HINT,
+                     most=Slack(extra=lambda r, p: r["blocks"], words="1 per block")),
             Budgeted("shared_stores", "the writes of the reference's tree", TREE_HINT, most=Slack(0.25)),
             Budgeted("shared_requests", "the warp-wide accesses of the reference's tree", TREE_HINT,
                      most=Slack(0.25)),
@@ -272,12 +272,6 @@ STENCIL_CONTRACT = _contract("window_sum", method(
                  "Load the block's tile and its halo into shared memory once, then read the window from "
                  "shared memory: a thread must not read its neighbours from global memory."),
         Budgeted("global_stores", "1 per element", "Write out[i] once."),
-        Budgeted("max_thread_collectives", "none: the window is read from the shared tile",
-                 "Warp shuffles (cuda.shfl_*_sync) that pass neighbours from lane to lane are Part 3's tool: "
-                 "here each window is read from the shared tile."),
-        Budgeted("static_shared_bytes", f"one float32 tile of THREADS + 2·RADIUS = {THREADS + 2 * RADIUS} "
-                 f"slots", TILE_HINT.format(size="TILE", what="element of the block and of its halo"),
-                 least=EXACT),
         Budgeted("max_thread_accesses", f"each thread copies its element (the first RADIUS threads also one "
                  f"halo element on each side), reads its window of {2 * RADIUS + 1} and writes out[i]: at "
                  f"most {STENCIL_SPAN}",
@@ -288,6 +282,12 @@ STENCIL_CONTRACT = _contract("window_sum", method(
                  "Sum each window from the shared tile, tile[t] ... tile[t + 2·RADIUS], after a barrier. "
                  "Reading the neighbours from global memory skips the tile, and so do warp shuffles "
                  "(cuda.shfl_*_sync) that pass them from lane to lane, Part 3's tool.", most=Slack(0.25),
+                 least=EXACT),
+        Budgeted("max_thread_collectives", "none: the window is read from the shared tile",
+                 "Warp shuffles (cuda.shfl_*_sync) that pass neighbours from lane to lane are Part 3's tool: "
+                 "here each window is read from the shared tile."),
+        Budgeted("static_shared_bytes", f"one float32 tile of THREADS + 2·RADIUS = {THREADS + 2 * RADIUS} "
+                 f"slots", TILE_HINT.format(size="TILE", what="element of the block and of its halo"),
                  least=EXACT),
         Budgeted("max_block_barriers", "one, between filling the tile and reading the windows",
                  BARRIER_HINTS["RaceError"], most=Slack(extra=lambda r, p: 1, words="1"), least=EXACT),

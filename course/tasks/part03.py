@@ -144,17 +144,20 @@ HISTOGRAM_CONTRACT = _contract(
                                                  f"{_blocks(p)} blocks here",
                      "Count into a shared-memory histogram first (privatisation), then add each of its bins "
                      "to counts once per block."),
+            Budgeted("max_thread_accesses", f"one value per thread, and for threads t < BINS one bin zeroed "
+                     f"and flushed: {HISTOGRAM_SPAN}",
+                     "One thread does the work of many (a loop over the block's values, or over all the "
+                     "bins): each thread counts its own value, and threads t < BINS zero and flush one bin "
+                     "each.", most=Slack(extra=lambda r, p: 3, words="3")),
             Budgeted("shared_atomics", "one per value, into the block's shared histogram",
                      "Each thread adds its one value to the shared histogram with cuda.atomic.add(local, "
                      "values[i], 1), once."),
             Budgeted("static_shared_bytes", f"one int32 histogram of {BINS} bins a block ({4 * BINS} bytes)",
                      "Declare the shared histogram as cuda.shared.array(BINS, np.int32): one int32 counter a "
                      "bin, one histogram a block.", least=EXACT),
-            Budgeted("max_thread_accesses", f"one value per thread, and for threads t < BINS one bin zeroed "
-                     f"and flushed: {HISTOGRAM_SPAN}",
-                     "One thread does the work of many (a loop over the block's values, or over all the "
-                     "bins): each thread counts its own value, and threads t < BINS zero and flush one bin "
-                     "each.", most=Slack(extra=lambda r, p: 3, words="3")),
+            Budgeted("shared_loads", "one read of each bin, to flush it",
+                     "Count with cuda.atomic.add(local, values[i], 1): a plain local[v] += 1 reads the bin "
+                     "first, and loses updates when several threads of a block count into one bin."),
             Budgeted("max_block_barriers", "two: after zeroing the bins and after counting",
                      "cuda.syncthreads() after zeroing the shared histogram and after counting, reached by "
                      "every thread.", most=Slack(extra=lambda r, p: 1, words="1")),
@@ -243,18 +246,18 @@ WARP_SUM_CONTRACT = _contract(
             Budgeted("global_atomics", "none: lane 0 writes its sum",
                      "Lanes combine their values by shuffles; lane 0 then stores the warp's sum with a plain "
                      "write."),
+            Budgeted("static_shared_bytes", "none: lanes exchange values by shuffles", NO_SHARED,
+                     least=EXACT),
+            Budgeted("shared_loads", "none: lanes exchange values by shuffles", NO_SHARED),
+            Budgeted("shared_stores", "none: lanes exchange values by shuffles", NO_SHARED),
+            Budgeted("max_thread_accesses", "each lane reads its element, lane 0 also writes",
+                     "One lane reads the values of its whole warp itself (a serial sum); each lane reads "
+                     "only a[i] and the values move between lanes by cuda.shfl_down_sync."),
             Budgeted("max_thread_collectives", "log2(32) = 5 steps of a tree reduction, plus one broadcast "
                      "if you want it",
                      "Halve the offset each step (16, 8, 4, 2, 1): five shuffles add up 32 lanes. Fetching "
                      "the lanes one by one with cuda.shfl_sync takes 31 steps: a serial sum in disguise.",
                      most=Slack(extra=lambda r, p: 1, words="1"), least=EXACT),
-            Budgeted("max_thread_accesses", "each lane reads its element, lane 0 also writes",
-                     "One lane reads the values of its whole warp itself (a serial sum); each lane reads "
-                     "only a[i] and the values move between lanes by cuda.shfl_down_sync."),
-            Budgeted("static_shared_bytes", "none: lanes exchange values by shuffles", NO_SHARED,
-                     least=EXACT),
-            Budgeted("shared_loads", "none: lanes exchange values by shuffles", NO_SHARED),
-            Budgeted("shared_stores", "none: lanes exchange values by shuffles", NO_SHARED),
             *_coalesced(),
             Budgeted("active_threads", "every lane with an element reading it", "", most=None, least=EXACT),
         ),

@@ -121,10 +121,12 @@ def _bias_args(case: Case) -> dict:
 
 
 def _bias_sector_budget(p: dict) -> int:
-    """Sectors of the coalesced mapping: warp w holds flat elements 32w .. 32w+31 of a, out and their bias."""
-    rows, cols = p["rows"], p["cols"]
+    """Sectors of the coalesced mapping: a warp holds 32 consecutive flat elements of a, out and their bias
+    (fewer in the last warp of a block whose size is not a whole number of warps)."""
+    rows, cols, threads = p["rows"], p["cols"], p["threads"]
     n = rows * cols
-    warps = [np.arange(start, min(start + WARP, n)) for start in range(0, n, WARP)]
+    warps = [np.arange(start, min(start + WARP, block + threads, n))
+             for block in range(0, n, threads) for start in range(block, min(block + threads, n), WARP)]
     return 2 * warp_sectors(warps) + warp_sectors([w % cols for w in warps])
 
 
@@ -254,11 +256,13 @@ TRANSPOSE_CONTRACT = Contract(
     inputs=TRANSPOSE_FAMILIES,
     method=method(
         (
-            Budgeted("active_threads", "one thread per element", TRANSPOSE_ONE_EACH, most=None, least=EXACT),
             Budgeted("global_loads", "1 per element", "Read each element of a once, into the tile."),
             Budgeted("global_stores", "1 per element", "Write each element of out once, from the tile."),
             Budgeted("max_thread_accesses", "one element per thread: read a, write the tile, read the tile, "
                      "write out", TRANSPOSE_ONE_EACH),
+            Budgeted("active_threads", "one thread per element", TRANSPOSE_ONE_EACH, most=None,
+                     least=Slack(extra=lambda r, p: r["active_threads"] - p["rows"] * p["cols"],
+                                 words="the threads that only load or only store: one a element")),
             Budgeted("global_sectors", lambda p: f"coalesced reads of `a` and coalesced writes of `out`: a "
                      f"warp's 32 threads touch 32 neighbouring elements of one row, for both arrays, "
                      f"{transpose_sector_budget(p)} sectors here",

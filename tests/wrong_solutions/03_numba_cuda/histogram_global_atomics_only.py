@@ -1,7 +1,7 @@
 """Right counts, but one global atomic per value: no privatisation."""
 
 REPLACES = 'histogram_solution'
-FAILS = {'check_histogram': 'atomic adds to global memory'}
+FAILS = {'check_histogram': 'atomic updates of global memory'}
 FAMILY = 'method'
 SOURCE = '''
 @cuda.jit
