@@ -14,7 +14,7 @@ from numba import float32  # noqa: E402
 
 import utils  # noqa: E402  (picks the simulator before numba is imported)
 from course import tasks  # noqa: E402
-from course.tasks import common, contract, part01, part02, part03, profiles  # noqa: E402
+from course.tasks import common, part01, part02, part03, profiles  # noqa: E402
 
 cuda = utils.cuda
 
@@ -512,14 +512,9 @@ def test_a_serial_block_sum_fails_the_span_budget():
             start = cuda.blockIdx.x * threads
             partial[cuda.blockIdx.x] = np.sum(a[start:start + threads])
 
-    with pytest.raises(tasks.CheckFailed, match="bytes of static shared memory per block; the task asks for "
-                                                "at least 128"):
-        tasks.check_block_sum(serial)  # no tile at all
-    with_tile = replace(part02.BLOCK_SUM_CONTRACT, method=tuple(
-        entry for entry in part02.BLOCK_SUM_CONTRACT.method if entry.counter != "static_shared_bytes")
-        + (contract.Unbudgeted("static_shared_bytes", "this test looks at the span"),))
-    large = replace(part02.BLOCK_SUM, contract=with_tile,
-                    cases=tuple(c for c in part02.BLOCK_SUM.cases if c.params["n"] > 64))
+    with pytest.raises(tasks.CheckFailed, match="0 reads of shared memory; the task asks for at least 32"):
+        tasks.check_block_sum(serial)  # the smallest case: one element, no span to speak of
+    large = replace(part02.BLOCK_SUM, cases=tuple(c for c in part02.BLOCK_SUM.cases if c.params["n"] > 64))
     with pytest.raises(tasks.CheckFailed, match="element accesses in its busiest thread; the budget is 24"):
         common.check(large, {"kernel": serial})
 
@@ -534,7 +529,7 @@ def test_a_warp_shuffle_block_sum_fails_the_shared_memory_floor():
         if cuda.threadIdx.x == 0:
             partial[cuda.blockIdx.x] = value
 
-    with pytest.raises(tasks.CheckFailed, match="5 warp collectives .* the budget is 0.*\n.*Part 3's tool"):
+    with pytest.raises(tasks.CheckFailed, match="0 reads of shared memory.*\n.*warp shuffles"):
         tasks.check_block_sum(shuffles)
 
 
