@@ -26,7 +26,7 @@ from .part02 import BLOCK_FAMILIES, family_values
 BINS = 16  # histogram bins
 WARP = 32
 MAX_THREADS = 1024
-DRAWN_N = 1200  # drawn cases go up to this n, past the largest visible example
+DRAWN_N = 1100  # drawn cases go up to this n, past the largest visible example (1000)
 DRAWN_THREADS = 288  # and up to this many threads a block, past the largest visible block (simulating a
 # block costs more than its threads: gpusim checks every pair of accesses to a shared slot for races)
 DRAWN = 2  # cases drawn per check and set of seeds, on top of the explicit ones
