@@ -1,6 +1,7 @@
 """Checks derived from contracts (course.tasks.contract): the cases a contract draws, the limits its method
 takes from the reference solution's profile, shrinking, hints in steps, and the tables of profiles. The pilot
-contracts are those of Parts 1 and 5; their notebooks and wrong solutions are covered by test_exercises.py."""
+contracts are those of Parts 1 and 5, then Parts 2 to 4; their notebooks and wrong solutions are covered by
+test_exercises.py."""
 
 import os
 import subprocess
@@ -15,12 +16,13 @@ import pytest  # noqa: E402
 
 import utils  # noqa: E402  (picks the simulator before numba is imported)
 from course.grade.recording import planned_steps  # noqa: E402
-from course.tasks import common, contract, part01, part05, profiles, references  # noqa: E402
+from course.tasks import common, contract, part01, part02, part03, part04, part05, profiles, references  # noqa: E402
 from course.tasks.contract import COUNTERS, Budgeted, Unbudgeted  # noqa: E402
 
 cuda = utils.cuda
 ROOT = common.REPOSITORY
-CONTRACT_TASKS = [task for task in part01.TASKS + part05.TASKS if task.contract is not None]
+PARTS = (part01, part02, part03, part04, part05)
+CONTRACT_TASKS = [task for part in PARTS for task in part.TASKS if task.contract is not None]
 IDS = [task.contract.name for task in CONTRACT_TASKS]
 
 
@@ -56,9 +58,20 @@ def test_hidden_tests_run_the_hidden_examples_and_draw_other_cases(task):
 def test_drawn_cases_cover_every_family_the_extremes_and_block_sizes_off_the_warp():
     everything = [case for task in CONTRACT_TASKS for seeds in ((0, 1, 2), (7, 8, 9), (17, 18, 19))
                   for case in task.with_seeds(seeds).cases]
-    assert {case.inputs for case in everything} >= {"wide", "equal", "zero_lines", "signed", "opposite"}
-    threads = [case.params["threads"] for task in (part01.VECTOR_ADD,) for case in task.cases]
-    assert any(t % 32 for t in threads), "a block size that is not a whole number of warps"
+    assert {case.inputs for case in everything} >= {"wide", "equal", "zero_lines", "signed", "opposite",
+                                                     "negative", "one_bin", "ends", "extremes"}
+    for task in (part01.VECTOR_ADD, part03.HISTOGRAM, part04.ADD_BIAS, part04.SIGMOID3_BACKWARD):
+        threads = [case.params["threads"] for case in task.cases]
+        assert any(t % 32 for t in threads), "a block size that is not a whole number of warps"
+    warps = [case.params["threads"] for seeds in ((7, 8, 9), (17, 18, 19)) for case in
+             part03.WARP_SUM.with_seeds(seeds).cases]
+    assert all(t % 32 == 0 for t in warps) and len(set(warps)) >= 4, "whole warps, several of them"
+    dot_threads = {case.params["threads"] for case in part03.DOT.with_seeds((7, 8, 9)).cases}
+    assert dot_threads <= set(part03.POWERS_OF_TWO) and len(dot_threads) >= 4
+    for task in (part02.BLOCK_SUM, part03.DOT, part04.ADD_BIAS, part04.SIGMOID3_BACKWARD):
+        size = task.contract.sizes[0]
+        assert size.top({}) > max(example[size.name] for example in task.contract.examples), \
+            f"{task.name}: a size past the largest hand-picked one"
     widths = [case.params["t"] for case in part05.TILED_MATMUL_DYNAMIC.cases]
     assert any(t not in part05.WIDTHS for t in widths)
     largest_k = max(case.params["k"] for case in part05.TILED_MATMUL.cases)
@@ -69,8 +82,8 @@ LOCAL_CONSTANTS = """
 import sys
 sys.path.insert(0, {root!r})
 {imports}
-from course.tasks import part01, part05
-for task in part01.TASKS + part05.TASKS:
+from course.tasks import part01, part02, part03, part04, part05
+for task in part01.TASKS + part02.TASKS + part03.TASKS + part04.TASKS + part05.TASKS:
     print(task.contract.name, [case.label() for case in task.with_seeds((71, 72)).cases])
 """
 
@@ -90,7 +103,7 @@ def test_the_draw_is_the_same_in_every_process_whatever_it_imported(tmp_path):
         outputs.append(result.stdout)
     assert outputs[0] == outputs[1]
     here = {task.contract.name: [c.label() for c in task.with_seeds((71, 72)).cases]
-            for task in part01.TASKS + part05.TASKS}
+            for task in CONTRACT_TASKS}
     assert outputs[0] == "".join(f"{name} {labels}\n" for name, labels in here.items())
     assert not (tmp_path / ".hypothesis").exists(), "no Hypothesis folder where a notebook runs"
 
@@ -114,6 +127,18 @@ def test_simpler_cases_stay_in_the_domain_and_keep_family_and_seed():
     sizes = [np.prod(list(c.params.values())) for c in simpler]
     assert sizes == sorted(sizes), "smallest first"
     assert {"m": 1, "k": 40, "n": 9, "block_x": 12, "block_y": 5} in [c.params for c in simpler]
+
+
+def test_a_size_with_choices_draws_shrinks_and_checks_only_those():
+    spec = part03.WARP_SUM_CONTRACT
+    assert spec.in_domain({"n": 5, "threads": 64}) and not spec.in_domain({"n": 5, "threads": 48})
+    drawn = [case.params["threads"] for seeds in ((1,), (2,), (3,)) for case in spec.cases(seeds)]
+    assert set(drawn) <= set(part03.WHOLE_WARPS)
+    case = common.Case((("n", 40), ("threads", 160)), 1, "wide")
+    simpler = [c.params["threads"] for c in spec.simpler(case) if c.params["n"] == 40]
+    assert simpler and set(simpler) <= {32, 96, 128}, "each proposal snapped down to whole warps"
+    with pytest.raises(ValueError, match="outside the domain"):
+        replace(part03.DOT_CONTRACT, examples=({"n": 5, "threads": 48},))
 
 
 def test_a_contract_must_say_something_of_every_counter():
@@ -161,7 +186,9 @@ def test_the_lessons_formulas_are_the_reference_solutions_figures(task):
     (part01.GRAYSCALE_KERNEL, lambda p: part01._grayscale_sectors(p, (p["block_x"], p["block_y"]))),
     (part01.GRAYSCALE, lambda p: part01._grayscale_sectors(p, (part01.TILE, part01.TILE))),
     (part01.MATMUL, part01._matmul_sectors),
-], ids=["vector_add", "grayscale_kernel", "grayscale", "matmul"])
+    (part04.ADD_BIAS, part04._bias_sector_budget),
+    (part04.TRANSPOSE, part04.transpose_sector_budget),
+], ids=["vector_add", "grayscale_kernel", "grayscale", "matmul", "add_bias", "transpose"])
 def test_the_intended_sectors_are_the_reference_solutions(task, sectors):
     for case in task.cases:
         assert profiles.profile(task, case)["global_sectors"] == sectors(case.params), case.label()

@@ -67,18 +67,41 @@ class Size:
     """The domain of one integer size or launch parameter: ``low`` to ``high`` (None: no upper limit).
 
     ``drawn`` caps the drawn cases, to keep each cheap to simulate: a number, or a function of the sizes drawn
-    before this one (``lambda p: 1024 // p["block_x"]``). The explicit examples may go beyond it."""
+    before this one (``lambda p: 1024 // p["block_x"]``). The explicit examples may go beyond it. ``choices``,
+    where not every whole number from ``low`` to ``high`` is allowed (whole warps, powers of two), lists the
+    ones that are; ``low`` must be one of them."""
 
     name: str
     low: int
     high: int | None
     drawn: int | Callable[[dict], int]
     about: str = ""
+    choices: tuple[int, ...] = ()
 
     def top(self, params: dict) -> int:
         """The largest value a drawn case may take, given the sizes drawn before this one."""
         value = self.drawn(params) if callable(self.drawn) else self.drawn
         return max(self.low, value if self.high is None else min(value, self.high))
+
+    def allows(self, value: int) -> bool:
+        """Is ``value`` in this size's domain?"""
+        within = self.low <= value and (self.high is None or value <= self.high)
+        return within and (not self.choices or value in self.choices)
+
+    def at_most(self, value: int) -> int:
+        """The largest value of the domain that is not above ``value`` (``low`` if none is)."""
+        return max((choice for choice in self.choices if self.low <= choice <= value), default=self.low) \
+            if self.choices else max(self.low, value)
+
+    def strategy(self, params: dict):
+        """The Hypothesis strategy of a drawn value, given the sizes drawn before this one."""
+        from hypothesis import strategies as st
+
+        top = self.top(params)
+        if self.choices:
+            return st.sampled_from([choice for choice in self.choices if self.low <= choice <= top]
+                                   or [self.low])
+        return st.integers(self.low, top)
 
 
 @dataclass(frozen=True)
@@ -235,20 +258,17 @@ class Contract:
 
     def in_domain(self, params: dict) -> bool:
         """Are these sizes in the domain (every size within its bounds, the joint limits met)?"""
-        for size in self.sizes:
-            value = params[size.name]
-            if value < size.low or (size.high is not None and value > size.high):
-                return False
-        return bool(self.fits(params))
+        return all(size.allows(params[size.name]) for size in self.sizes) and bool(self.fits(params))
 
     def simpler(self, case: Case) -> list[Case]:
         """Smaller cases in the domain that cost no more to simulate, smallest first (by the product of their
-        sizes): each size in turn set to its lowest value, halved towards it, and made one smaller; the same
-        inputs family and seed."""
+        sizes): each size in turn set to its lowest value, halved towards it, and made one smaller (for a size
+        with choices, the nearest allowed value below each); the same inputs family and seed."""
         params, found = case.params, []
         for size in self.sizes:
             value = params[size.name]
-            for smaller in dict.fromkeys((size.low, (value + size.low) // 2, value - 1)):
+            proposed = (size.low, (value + size.low) // 2, value - 1)
+            for smaller in dict.fromkeys(size.at_most(candidate) for candidate in proposed):
                 candidate = {**params, size.name: smaller}
                 if size.low <= smaller < value and self.in_domain(candidate) \
                         and self.cost(candidate) <= self.cost(params):
@@ -321,7 +341,7 @@ def draw_sizes(key: str, sizes: Sequence[Size], families: Sequence[str], fits: C
     def one_case(draw_value):
         params = {}
         for size in sizes:
-            params[size.name] = draw_value(st.integers(size.low, size.top(params)))
+            params[size.name] = draw_value(size.strategy(params))
         return params, draw_value(st.sampled_from(list(families)))
 
     found: list[tuple[dict, str]] = []

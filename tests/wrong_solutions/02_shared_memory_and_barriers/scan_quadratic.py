@@ -9,9 +9,9 @@ def block_scan(a, out):
     tile = cuda.shared.array(THREADS, np.float32)
     t = cuda.threadIdx.x
     i = cuda.grid(1)
-    tile[t] = a[i] if i < a.size else 0.0
+    tile[t] = a[i] if i < a.size else np.float32(0.0)
     cuda.syncthreads()
-    total = 0.0
+    total = np.float32(0.0)
     for j in range(t + 1):
         total += tile[j]
     if i < a.size:

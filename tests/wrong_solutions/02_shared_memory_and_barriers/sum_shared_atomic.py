@@ -2,7 +2,7 @@
 another."""
 
 REPLACES = 'block_sum_solution'
-FAILS = {'check_block_sum': 'atomic adds to shared memory'}
+FAILS = {'check_block_sum': 'atomic updates of shared memory'}
 FAMILY = 'method'
 SOURCE = '''
 @cuda.jit

@@ -9,10 +9,10 @@ def block_sum(a, partial):
     tile = cuda.shared.array(THREADS, np.float32)
     t = cuda.threadIdx.x
     i = cuda.grid(1)
-    tile[t] = a[i] if i < a.size else 0.0
+    tile[t] = a[i] if i < a.size else np.float32(0.0)
     cuda.syncthreads()
     if t == 0:
-        total = 0.0
+        total = np.float32(0.0)
         for j in range(THREADS):
             total += tile[j]
         partial[cuda.blockIdx.x] = total

@@ -10,10 +10,10 @@ def window_sum(a, out):
     t = cuda.threadIdx.x
     i = cuda.grid(1)
     n = a.size
-    tile[t + RADIUS] = a[i] if i < n else 0.0
+    tile[t + RADIUS] = a[i] if i < n else np.float32(0.0)
     cuda.syncthreads()
     if i < n:
-        total = 0.0
+        total = np.float32(0.0)
         for k in range(2 * RADIUS + 1):
             total += tile[t + k]
         out[i] = total

@@ -16,9 +16,9 @@ def window_sum(a, out):
     n = a.size
     for k in range(2 * RADIUS + 1):
         j = i - RADIUS + k
-        windows[5 * t + k] = a[j] if 0 <= j < n else 0.0
+        windows[5 * t + k] = a[j] if 0 <= j < n else np.float32(0.0)
     if i < n:
-        total = 0.0
+        total = np.float32(0.0)
         for k in range(2 * RADIUS + 1):
             total += windows[5 * t + k]
         out[i] = total

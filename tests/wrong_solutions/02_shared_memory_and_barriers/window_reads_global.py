@@ -8,7 +8,7 @@ SOURCE = '''
 def window_sum(a, out):
     i = cuda.grid(1)
     if i < a.size:
-        total = 0.0
+        total = np.float32(0.0)
         for k in range(-RADIUS, RADIUS + 1):
             if 0 <= i + k < a.size:
                 total += a[i + k]

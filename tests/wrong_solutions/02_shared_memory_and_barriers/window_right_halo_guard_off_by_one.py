@@ -10,15 +10,15 @@ def window_sum(a, out):
     t = cuda.threadIdx.x
     i = cuda.grid(1)
     n = a.size
-    tile[t + RADIUS] = a[i] if i < n else 0.0
+    tile[t + RADIUS] = a[i] if i < n else np.float32(0.0)
     if t < RADIUS:
         left = i - RADIUS
-        tile[t] = a[left] if left >= 0 else 0.0
+        tile[t] = a[left] if left >= 0 else np.float32(0.0)
         right = i + THREADS
-        tile[t + RADIUS + THREADS] = a[right] if right < n - 1 else 0.0
+        tile[t + RADIUS + THREADS] = a[right] if right < n - 1 else np.float32(0.0)
     cuda.syncthreads()
     if i < n:
-        total = 0.0
+        total = np.float32(0.0)
         for k in range(2 * RADIUS + 1):
             total += tile[t + k]
         out[i] = total

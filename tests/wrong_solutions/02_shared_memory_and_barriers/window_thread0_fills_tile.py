@@ -15,10 +15,10 @@ def window_sum(a, out):
         start = cuda.blockIdx.x * THREADS - RADIUS
         for k in range(TILE):
             j = start + k
-            tile[k] = a[j] if 0 <= j < n else 0.0
+            tile[k] = a[j] if 0 <= j < n else np.float32(0.0)
     cuda.syncthreads()
     if i < n:
-        total = 0.0
+        total = np.float32(0.0)
         for k in range(2 * RADIUS + 1):
             total += tile[t + k]
         out[i] = total

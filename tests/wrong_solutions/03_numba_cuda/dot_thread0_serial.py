@@ -9,10 +9,10 @@ def dot(a, b, out):
     products = cuda.shared.array(0, np.float32)
     t = cuda.threadIdx.x
     i = cuda.grid(1)
-    products[t] = a[i] * b[i] if i < a.size else 0.0
+    products[t] = a[i] * b[i] if i < a.size else np.float32(0.0)
     cuda.syncthreads()
     if t == 0:
-        total = 0.0
+        total = np.float32(0.0)
         for j in range(cuda.blockDim.x):
             total += products[j]
         cuda.atomic.add(out, 0, total)

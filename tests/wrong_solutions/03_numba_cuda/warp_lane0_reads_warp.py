@@ -8,7 +8,7 @@ SOURCE = '''
 def warp_sum(a, sums):
     i = cuda.grid(1)
     if cuda.laneid == 0 and i < a.size:
-        total = 0.0
+        total = np.float32(0.0)
         for j in range(i, min(i + 32, a.size)):
             total += a[j]
         sums[i // 32] = total

@@ -2,7 +2,7 @@
 (31 shuffle steps instead of 5)."""
 
 REPLACES = 'warp_sum_solution'
-FAILS = {'check_warp_sum': 'warp shuffles in its busiest lane'}
+FAILS = {'check_warp_sum': 'warp collectives (shuffles, votes) in its busiest thread'}
 FAMILY = 'method'
 SOURCE = '''
 @cuda.jit

@@ -1,7 +1,7 @@
 """The shuffle loop stops before offset 1: lane 0 misses half of the values."""
 
 REPLACES = 'warp_sum_solution'
-FAILS = {'check_warp_sum': 'wrong'}
+FAILS = {'check_warp_sum': 'in its busiest thread; the task asks for at least 5'}
 FAMILY = 'index'
 SOURCE = '''
 @cuda.jit

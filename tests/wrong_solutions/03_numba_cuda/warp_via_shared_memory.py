@@ -1,7 +1,7 @@
 """Right sums, but through a shared-memory tree instead of shuffles."""
 
 REPLACES = 'warp_sum_solution'
-FAILS = {'check_warp_sum': 'shared-memory'}
+FAILS = {'check_warp_sum': 'instead of shared memory'}
 FAMILY = 'method'
 SOURCE = '''
 @cuda.jit

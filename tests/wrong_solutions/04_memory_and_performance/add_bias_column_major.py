@@ -2,7 +2,7 @@
 
 FAMILY = "method"
 REPLACES = 'add_bias_solution'
-FAILS = {'check_add_bias': '32-byte sectors'}
+FAILS = {'check_add_bias': 'sector transfers of global memory'}
 SOURCE = '''
 @cuda.jit
 def add_bias(a, bias, out):

@@ -8,10 +8,10 @@ SOURCE = '''
 def sigmoid3_backward(x, dout, dx):
     i = cuda.grid(1)
     if i < x.size:
-        s1 = 1.0 / (1.0 + math.exp(-x[i]))
-        s2 = 1.0 / (1.0 + math.exp(-s1))
-        s3 = 1.0 / (1.0 + math.exp(-s2))
-        dx[i] = dout[i] * s3 * (1.0 - s3)
-        dx[i] = dx[i] * s2 * (1.0 - s2)
-        dx[i] = dx[i] * s1 * (1.0 - s1)
+        s1 = float32(1.0) / (float32(1.0) + math.exp(-x[i]))
+        s2 = float32(1.0) / (float32(1.0) + math.exp(-s1))
+        s3 = float32(1.0) / (float32(1.0) + math.exp(-s2))
+        dx[i] = dout[i] * s3 * (float32(1.0) - s3)
+        dx[i] = dx[i] * s2 * (float32(1.0) - s2)
+        dx[i] = dx[i] * s1 * (float32(1.0) - s1)
 '''

@@ -11,12 +11,12 @@ def sigmoid3_backward(x, dout, dx):
     i = cuda.grid(1)
     if i < x.size:
         e1 = math.exp(-x[i])
-        s1 = 1.0 / (1.0 + e1)
+        s1 = float32(1.0) / (float32(1.0) + e1)
         e2 = math.exp(-s1)
-        s2 = 1.0 / (1.0 + e2)
+        s2 = float32(1.0) / (float32(1.0) + e2)
         e3 = math.exp(-s2)
-        d1 = e1 / ((1.0 + e1) * (1.0 + e1))
-        d2 = e2 / ((1.0 + e2) * (1.0 + e2))
-        d3 = e3 / ((1.0 + e3) * (1.0 + e3))
+        d1 = e1 / ((float32(1.0) + e1) * (float32(1.0) + e1))
+        d2 = e2 / ((float32(1.0) + e2) * (float32(1.0) + e2))
+        d3 = e3 / ((float32(1.0) + e3) * (float32(1.0) + e3))
         dx[i] = dout[i] * d3 * d2 * d1
 '''

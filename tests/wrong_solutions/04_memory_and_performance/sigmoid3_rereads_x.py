@@ -8,8 +8,9 @@ SOURCE = '''
 def sigmoid3_backward(x, dout, dx):
     i = cuda.grid(1)
     if i < x.size:
-        s1 = 1.0 / (1.0 + math.exp(-x[i]))
-        s2 = 1.0 / (1.0 + math.exp(-1.0 / (1.0 + math.exp(-x[i]))))
-        s3 = 1.0 / (1.0 + math.exp(-1.0 / (1.0 + math.exp(-1.0 / (1.0 + math.exp(-x[i]))))))
-        dx[i] = dout[i] * s3 * (1.0 - s3) * s2 * (1.0 - s2) * s1 * (1.0 - s1)
+        one = float32(1.0)
+        s1 = one / (one + math.exp(-x[i]))
+        s2 = one / (one + math.exp(-one / (one + math.exp(-x[i]))))
+        s3 = one / (one + math.exp(-one / (one + math.exp(-one / (one + math.exp(-x[i]))))))
+        dx[i] = dout[i] * s3 * (one - s3) * s2 * (one - s2) * s1 * (one - s1)
 '''

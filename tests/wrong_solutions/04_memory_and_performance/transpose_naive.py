@@ -2,7 +2,7 @@
 
 FAMILY = "method"
 REPLACES = 'transpose_solution'
-FAILS = {'check_transpose': '32-byte sectors'}
+FAILS = {'check_transpose': 'sector transfers of global memory'}
 SOURCE = '''
 @cuda.jit
 def transpose(a, out):
