@@ -11,9 +11,22 @@ from .errors import KernelTimeoutError
 
 
 def _set_async_exception(thread_id, exception_class):
-    """Have `thread_id` raise `exception_class` at its next bytecode (None: withdraw a pending one)."""
-    exception = None if exception_class is None else ctypes.py_object(exception_class)
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), exception)
+    """Have `thread_id` raise `exception_class` at its next bytecode.
+
+    Never withdrawn (PyThreadState_SetAsyncExc with NULL): in CPython 3.11 that leaves the interpreter's
+    eval breaker set for good, and from then on a function called under a profile function (the checks'
+    guard of learner code, a profiler) never starts."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exception_class))
+
+
+def _receive(exception_class):
+    """Let a pending asynchronous `exception_class` of this thread arrive here, and drop it (CPython
+    delivers it at the next backward jump)."""
+    try:
+        for _ in range(10_000):
+            pass
+    except exception_class:
+        pass
 
 
 @contextmanager
@@ -40,11 +53,16 @@ def thread_alarm(timeout, start):
     timer = threading.Timer(max(timeout - (time.monotonic() - start), 1e-3), fire)
     timer.daemon = True
     timer.start()
+    arrived = False
     try:
         yield
+    except LaunchTimeout:
+        arrived = True
+        raise
     finally:
         with lock:
             state["running"] = False
-            if state["fired"]:  # the launch ended before the exception arrived: withdraw it
-                _set_async_exception(target, None)
+            fired = state["fired"]
         timer.cancel()
+        if fired and not arrived:  # the launch ended before the exception arrived: take it here
+            _receive(LaunchTimeout)

@@ -1,7 +1,10 @@
 """Every bug class raises the right gpusim error, with block, thread, array, index, line and a hint."""
 
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import gpusim_kernels as K
 import numpy as np
@@ -194,6 +197,35 @@ def test_timeout_keeps_an_outer_alarm():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+AFTER_A_THREADS_TIMEOUT = """
+import sys, threading, time
+from gpusim.errors import KernelTimeoutError
+from gpusim.threadalarm import thread_alarm
+
+def launch(seconds):
+    try:
+        with thread_alarm(0.01, time.monotonic()):
+            time.sleep(seconds)  # C code: the timeout arrives after it, or in the alarm's own exit
+    except KernelTimeoutError:
+        pass
+
+for seconds in (0.1, 0.0):
+    worker = threading.Thread(target=launch, args=(seconds,))
+    worker.start()
+    worker.join()
+sys.setprofile(lambda *args: None)  # as the checks' guard of learner code does
+print(sum(range(3)))
+"""
+
+
+def test_a_timeout_outside_the_main_thread_leaves_later_profiled_calls_running():
+    """A launch's timeout in another thread is an asynchronous exception; withdrawing one left CPython's eval
+    breaker set, after which a function called under a profile function never started (a hung check)."""
+    run = subprocess.run([sys.executable, "-c", AFTER_A_THREADS_TIMEOUT], capture_output=True, text=True,
+                         timeout=60, cwd=Path(gpusim.__file__).parent.parent)
+    assert run.stdout.strip() == "3", run.stderr[-2000:]
 
 
 def test_threads_at_different_barriers():
