@@ -189,3 +189,18 @@ class StateProbe:
                 total += self._count(name, item, seen, allowed, depth + 1)
             return total
         return 0
+
+
+def float64_message(name: str, probe: StateProbe, returned: dict) -> str | None:
+    """The complaint about NumPy float64 values a float32 task's function held at its reads (``probe``) or
+    returned (``returned``: name -> value), or None."""
+    wide = [f"`{key}` ({why})" for key, why in probe.float64.items()]
+    wide += [f"the returned `{key}` ({np.asarray(value).dtype})" for key, value in returned.items()
+             if np.asarray(value).dtype != np.float32]
+    if not wide:
+        return None
+    return (f"{name} gives the right values, but it computes in float64, where the task is float32: "
+            f"{', '.join(wide[:4])}. Float64 NumPy values are twice the memory and, on most GPUs, 2 to 64 "
+            f"times slower to compute with.\nHint: make every array and number float32: np.float32(-np.inf), "
+            f"np.zeros(rows, dtype=np.float32), np.float32(scale) (a NumPy float64 scalar, np.float64(...) "
+            f"or an array made with dtype=np.float64, turns every result it touches into float64).")

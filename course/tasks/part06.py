@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .chunks import ChunkedReader, ChunkReadError, StateProbe  # noqa: F401 (the notebook's names for them)
+from .chunks import ChunkedReader, ChunkReadError, StateProbe, float64_message  # noqa: F401 (notebook names)
 from .common import Case, Output, Task, check, check_function, grader_only, print_hint
 from .contract import EXACT, Budgeted, Contract, Family, Size, Slack, Solution, method, no_kernel
 from .inputs import signed_magnitudes
@@ -203,22 +203,13 @@ def state_budget(chunk: int) -> int:
     return KEPT_NUMBERS + 3 * chunk + 6
 
 
-def state_message(name: str, probe: StateProbe, returned: dict, what: str) -> str | None:
-    """Untrusted half of the method check of a plain-Python task (run where the learner's function runs):
-    NumPy float64 values held between chunks or returned, where the task is float32; then, where ``what``
-    names a budget (``(limit, words)``), more numbers held at one read than it allows."""
-    wide = [f"`{key}` ({why})" for key, why in probe.float64.items()]
-    wide += [f"the returned `{key}` ({np.asarray(value).dtype})" for key, value in returned.items()
-             if np.asarray(value).dtype != np.float32]
+def state_message(name: str, probe: StateProbe, returned: dict, what: tuple[int, str]) -> str | None:
+    """Untrusted half of the method check of online_softmax (run where the learner's function runs): NumPy
+    float64 values held between chunks or returned, where the task is float32; then more numbers held at
+    one read than ``what`` = (limit, words) allows."""
+    wide = float64_message(name, probe, returned)
     if wide:
-        return (f"{name} gives the right values, but it computes in float64, where the task is float32: "
-                f"{', '.join(wide[:4])}. Float64 NumPy values are twice the memory and, on most GPUs, 2 to "
-                f"64 times slower to compute with.\nHint: make every array and number float32: "
-                f"np.float32(-np.inf), np.zeros(rows, dtype=np.float32), np.float32(scale) (a NumPy "
-                f"float64 scalar, np.float64(...) or an array made with dtype=np.float64, turns every "
-                f"result it touches into float64).")
-    if what is None:
-        return None
+        return wide
     limit, words = what
     if probe.most <= limit:
         return None
