@@ -8,11 +8,21 @@ maximum late in the row (in the last chunk, the last lane, a middle chunk), rows
 overflows unless it is), constant rows, ramps and wide rows; see :func:`softmax_rows` and
 :func:`online_vector`.
 
+Each task has a contract (:mod:`course.tasks.contract`): any number of rows and columns (of elements and
+chunk sizes for the online softmax), drawn past the longest example; the families of :data:`LOGIT_FAMILIES`,
+the shortcuts above and logits log-uniform in magnitude from 1e-3 to 1e6, rows entirely below -1e4 included
+(where a maximum that starts at -1e4 fails); float32 storage and arithmetic. The kernels' method is every
+gpusim counter against the reference solution of ``solutions/06_softmax`` on the same case: reads and writes
+per element, coalescing (sectors), shared memory on both sides (one float32 slot per thread, or none for the
+warp), the tree's barriers, bank conflicts, shuffles. The block sizes are the exercise's constants (64 and 32
+threads), not the learner's choice.
+
 The plain-Python task (no kernel) goes through ``common.run_function``, which plays the part of ``common.run``
 for a function: it calls the learner's code and returns plain data; ``common.judge`` compares that with the
 float64 reference, never calling learner code. The learner's function receives x as a
 :class:`~course.tasks.chunks.ChunkedReader`, which can only be read in slices of at most ``chunk`` elements
-and counts the elements read: the method (two passes, chunk by chunk) is checked from that count. In
+and counts the elements read: the method (two passes, chunk by chunk) is checked from that count, and the
+state kept between chunks (m and l) by a :class:`~course.tasks.chunks.StateProbe`, once per check. In
 classroom grading x stays with the grader, which hands out the chunks and counts them itself; the reference
 and the inputs (:func:`grader_only`) are not in the learner's process there at all.
 """

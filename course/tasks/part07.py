@@ -16,6 +16,14 @@ The inputs give each query row a family that breaks a shortcut (:func:`attention
 with the key (the maximum is the last key, or, when causal, the diagonal with every masked key above it),
 that fall, that all lie below -200, that spike by 200 at the last key, that are constant (±150, 0), that are
 loud (tens to a hundred) or moderate.
+
+Each task has a contract (:mod:`course.tasks.contract`): any sequence length and number of heads (for the
+NumPy task any d from 4 and any tiles), drawn past the longest example; the families of
+:data:`ATTENTION_FAMILIES`, the shortcuts above, rows whose scores all lie below -1e4 (down to -1e6: a
+masked key filled with -1e4 instead of -inf, or a max that starts there, outweighs them) and random q, k, v of
+log-uniform magnitudes; float32 storage and arithmetic (the compile gate refuses float64 in a kernel; the
+NumPy task's float64 arrays are refused from what it holds at its reads). The kernels' method is every gpusim
+counter against the reference solution of ``solutions/07_flash_attention`` on the same case.
 """
 
 from __future__ import annotations
