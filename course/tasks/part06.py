@@ -452,7 +452,6 @@ EXTRA_BARRIERS = 4  # barriers per block beyond the reference's that a tree may 
 ROW_METHOD = method(
     (
         *_traffic("thread"),
-        Budgeted("static_shared_bytes", SHARED_WORDS, SHARED_HINT, least=EXACT),
         *_spread(ROW_THREADS, "thread", 48, TREE_FIX),
         Budgeted("shared_atomics", "none: the task asks for a tree reduction",
                  "64 atomics on one shared slot are done one after another; combine the partial results "
@@ -466,6 +465,7 @@ ROW_METHOD = method(
                             words=f"{EXTRA_BARRIERS} a block")),
         Budgeted("max_thread_collectives", "none: the threads combine their results through shared memory",
                  TREE_HINT),
+        Budgeted("static_shared_bytes", SHARED_WORDS, SHARED_HINT, least=EXACT),
         *_coalescing(),
         Budgeted("bank_conflicts", "none: a tree with sequential addressing", CONFLICT_HINT),
         Budgeted("shared_loads", "a few per step of each tree", TREE_FIX, most=Slack(0.5)),
