@@ -515,7 +515,7 @@ WARP_METHOD = method(
                  "Use cuda.shfl_xor_sync(0xffffffff, value, offset) for offsets 16, 8, 4, 2, 1 instead of "
                  "shared memory."),
         Budgeted("static_shared_bytes", "none: the lanes of a warp exchange values through shuffles",
-                 "Drop the cuda.shared.array: registers and shuffles are all a warp needs."),
+                 "Drop the cuda.shared.array: registers and shuffles are all a warp needs.", least=EXACT),
         Budgeted("barriers", "none: one warp needs no cuda.syncthreads()",
                  "Shuffles already synchronise the 32 lanes; drop cuda.syncthreads()."),
         *_spread(WARP, "lane", 8, "Every lane reads its own columns (lane, lane + 32, ...) and the butterfly "
