@@ -285,7 +285,8 @@ def test_hints_come_in_steps(capsys):
 
 
 def test_the_exercise_texts_mention_hints_and_contracts():
-    for notebook, name in (("01_kernels_in_python", "vector_add"), ("05_tiled_matmul", "tiled_matmul")):
+    for notebook, name in (("01_kernels_in_python", "vector_add"), ("05_tiled_matmul", "tiled_matmul"),
+                           ("06_softmax", "online_softmax"), ("07_flash_attention", "flash_attention")):
         text = (ROOT / "exercises" / f"{notebook}.ipynb").read_text()
         assert f'tasks.hint(\\"{name}\\", 2)' in text and "contract" in text and "float32(0.0)" in text
 
