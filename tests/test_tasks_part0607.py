@@ -188,8 +188,8 @@ def test_the_state_probe_counts_what_is_kept_between_chunks_and_refuses_float64(
 
     assert part06._kept_state(online_softmax) is None
     message = part06._kept_state(per_chunk)
-    assert "held 1030 numbers" in message and "`maxima` 512, `sums` 512" in message
-    with pytest.raises(CheckFailed, match="held 1030 numbers"):
+    assert "held 518 numbers" in message and "`maxima` 256, `sums` 256" in message
+    with pytest.raises(CheckFailed, match="held 518 numbers"):
         part06.check_online_softmax(per_chunk)
     wide = part06._kept_state(lambda x, chunk: online_softmax(x, chunk).astype(np.float64))
     assert "the returned `y` (float64)" in wide

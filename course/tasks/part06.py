@@ -202,8 +202,8 @@ def _judge_reads(case: Case, reads: dict[str, list[int]]) -> str | None:
 
 # The state kept between chunks is measured once per check, on a vector of STATE_N elements read in chunks
 # of STATE_CHUNK: the online method keeps m and l (2 numbers) besides the chunk in hand and what one
-# chunk's work makes of it; a list of every chunk's maximum and sum keeps 2·STATE_N/STATE_CHUNK = 1024.
-STATE_N, STATE_CHUNK = 2048, 4
+# chunk's work makes of it; a list of every chunk's maximum and sum keeps 2·STATE_N/STATE_CHUNK = 512.
+STATE_N, STATE_CHUNK = 1024, 4
 KEPT_NUMBERS = 2  # m and l: the state the task allows per row
 
 

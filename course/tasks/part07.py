@@ -460,9 +460,9 @@ KERNEL_HINTS = {
 # as keep heads·N·max(N, TILE) within KERNEL_DRAWN_COST (a case's simulated work).
 KERNEL_SIZES = ((1, 1), (2, 5), (2, 16), (1, 17), (2, 33), (1, 50), (7, 3), (1, 70))
 KERNEL_HIDDEN_SIZES = ((1, 131), (3, 20), (8, 2))
-KERNEL_FAMILY_SIZES = (((2, 20), "deep"), ((1, 24), "scaled"))
+KERNEL_FAMILY_SIZES = (((1, 20), "deep"), ((1, 12), "scaled"))
 KERNEL_HIDDEN_FAMILY_SIZES = (((1, 40), "deep"), ((3, 9), "scaled"))
-KERNEL_DRAWN_N, KERNEL_DRAWN_COST, KERNEL_DRAWN = 80, 2400, 2
+KERNEL_DRAWN_N, KERNEL_DRAWN_COST, KERNEL_DRAWN = 80, 2400, 1
 
 
 def _kernel_examples(sizes, family_sizes) -> tuple[dict, ...]:
