@@ -47,7 +47,7 @@ class ChunkedReader:
 
     def __getitem__(self, key):
         first = key[0] if isinstance(key, tuple) and key else key
-        rows = int(np.size(np.arange(len(self))[first])) if first is not Ellipsis else len(self)
+        rows = _rows(first, len(self))
         if rows > self._chunk:
             raise ChunkReadError(
                 f"{self._name}[{_key_text(key)}] reads {rows} {self._unit} at once, but this exercise reads "
@@ -89,6 +89,17 @@ class ChunkedReader:
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _operator
     __pow__ = __rpow__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = __matmul__ = __rmatmul__ = _operator
+
+
+def _rows(first, length: int) -> int:
+    """How many rows of an input of ``length`` rows the first part of an index picks."""
+    if first is Ellipsis:
+        return length
+    if isinstance(first, slice):
+        return len(range(*first.indices(length)))
+    if isinstance(first, (int, np.integer)) and not isinstance(first, bool):
+        return 1
+    return int(np.size(np.arange(length)[first]))
 
 
 def _key_text(key) -> str:
