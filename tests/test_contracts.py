@@ -16,12 +16,24 @@ import pytest  # noqa: E402
 
 import utils  # noqa: E402  (picks the simulator before numba is imported)
 from course.grade.recording import planned_steps  # noqa: E402
-from course.tasks import common, contract, part01, part02, part03, part04, part05, profiles, references  # noqa: E402
+from course.tasks import (  # noqa: E402
+    common,
+    contract,
+    part01,
+    part02,
+    part03,
+    part04,
+    part05,
+    part06,
+    part07,
+    profiles,
+    references,
+)
 from course.tasks.contract import COUNTERS, Budgeted, Unbudgeted  # noqa: E402
 
 cuda = utils.cuda
 ROOT = common.REPOSITORY
-PARTS = (part01, part02, part03, part04, part05)
+PARTS = (part01, part02, part03, part04, part05, part06, part07)
 CONTRACT_TASKS = [task for part in PARTS for task in part.TASKS if task.contract is not None]
 IDS = [task.contract.name for task in CONTRACT_TASKS]
 
@@ -32,7 +44,7 @@ IDS = [task.contract.name for task in CONTRACT_TASKS]
 def test_cases_are_the_explicit_examples_then_drawn_ones_inside_the_domain(task):
     spec = task.contract
     cases = list(task.cases)
-    explicit = spec.explicit_cases((0, 1, 2), hidden=False)
+    explicit = spec.explicit_cases(task.cases.seeds, hidden=False)
     assert cases[:len(explicit)] == explicit and len(explicit) == len(spec.examples)
     drawn = cases[len(explicit):]
     assert len(drawn) == spec.drawn
@@ -157,9 +169,28 @@ def test_every_counter_is_budgeted_or_says_why_not(task):
     for entry in entries.values():
         if isinstance(entry, Unbudgeted):
             assert len(entry.why) > 10 and "\n" not in entry.why
+    if not task.contract.measured:  # a plain-Python task: no kernel, its reads and state judged instead
+        assert task.reads_rule is not None and all(isinstance(e, Unbudgeted) for e in entries.values())
+        return
     shared = entries["static_shared_bytes"]
     assert isinstance(shared, Budgeted) and shared.least is not None, "shared memory bounded on both sides"
     assert isinstance(entries["global_sectors"], Budgeted) and isinstance(entries["bank_conflicts"], Budgeted)
+
+
+def test_a_plain_python_contract_judges_its_reads_and_needs_no_reference_profile(monkeypatch):
+    def no_profile(task, case):
+        raise AssertionError("a plain-Python task has no kernel to profile")
+
+    monkeypatch.setattr(profiles, "profile", no_profile)
+    task = part06.ONLINE_SOFTMAX
+    case = task.cases[3]
+    args = task.make_args(case)
+    result = {"outputs": task.reference(case, args), "report": {}, "launches": [], "error": None}
+    n = case.params["n"]
+    assert common.verdict(task, case, {**result, "reads": {"x": [n, n]}}) is None
+    failure = common.verdict(task, case, {**result, "reads": {"x": [n]}})
+    assert failure.kind == "reads" and "once at most" in failure.message
+    assert not task.contract.measured and part05.TILED_MATMUL.contract.measured
 
 
 # --------------------------------------------------------------------------------------- profiles, limits
@@ -292,7 +323,8 @@ def test_hints_come_in_steps(capsys):
 
 
 def test_the_exercise_texts_mention_hints_and_contracts():
-    for notebook, name in (("01_kernels_in_python", "vector_add"), ("05_tiled_matmul", "tiled_matmul")):
+    for notebook, name in (("01_kernels_in_python", "vector_add"), ("05_tiled_matmul", "tiled_matmul"),
+                           ("06_softmax", "online_softmax"), ("07_flash_attention", "flash_attention")):
         text = (ROOT / "exercises" / f"{notebook}.ipynb").read_text()
         assert f'tasks.hint(\\"{name}\\", 2)' in text and "contract" in text and "float32(0.0)" in text
 

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import utils  # noqa: E402, F401  (picks the simulator before numba is imported)
-from course.tasks import part06, part07  # noqa: E402
+from course.tasks import part06, part07, profiles  # noqa: E402
 from course.tasks.common import CheckFailed  # noqa: E402
 
 cuda = utils.cuda
@@ -151,11 +151,51 @@ def test_row_sizes_reach_past_every_constant():
 
 
 def test_row_budgets_allow_a_tree_and_refuse_a_serial_reduction():
-    budget = {b.counter: b for b in part06.ROW_SOFTMAX.budgets}["max_thread_accesses"]
-    params = {"rows": 1, "cols": 1}
+    budget = {b.counter: b for b in part06.ROW_CONTRACT.method}["max_thread_accesses"]
+    case = part06.ROW_SOFTMAX.cases[0]  # rows=1, cols=1
+    _, high = budget.limits(profiles.profile(part06.ROW_SOFTMAX, case), case.params)
     tree = 4 + 2 * (1 + 3 * 6 + 1)  # its column; per reduction: write, 6 steps of 2 reads + 1 write, read
     serial = 4 + 2 * (1 + part06.ROW_THREADS + 1)
-    assert tree <= budget.limit(params) < serial
+    assert tree <= high < serial
+
+
+@pytest.mark.parametrize("task", [part06.ONLINE_SOFTMAX, part06.ROW_SOFTMAX, part06.WARP_ROW_SOFTMAX],
+                         ids=lambda task: task.name)
+def test_every_check_meets_rows_below_minus_1e4_and_a_max_starting_there_fails(task):
+    deep = 0
+    for case in task.cases:
+        x = np.atleast_2d(task.make_args(case)["x"])
+        for row in x:
+            if row.max() < -1.1e4:
+                deep += 1
+                assert not np.isfinite(softmax32(row, -1e4)).all(), "a max that starts at -1e4 must fail"
+    assert deep >= 2, f"only {deep} visible rows lie below -1e4"
+
+
+def test_the_state_probe_counts_what_is_kept_between_chunks_and_refuses_float64():
+    def per_chunk(x, chunk):  # the maxima and sums of every chunk, combined at the end
+        maxima, sums = [], []
+        for start in range(0, len(x), chunk):
+            block = x[start:start + chunk]
+            maxima.append(block.max())
+            sums.append(np.exp(block - maxima[-1]).sum())
+        m = max(maxima)
+        total = sum(s * np.exp(mi - m) for mi, s in zip(maxima, sums, strict=True))
+        y = np.empty_like(x)
+        for start in range(0, len(x), chunk):
+            y[start:start + chunk] = np.exp(x[start:start + chunk] - m) / total
+        return y
+
+    assert part06._kept_state(online_softmax) is None
+    message = part06._kept_state(per_chunk)
+    assert "held 518 numbers" in message and "`maxima` 256, `sums` 256" in message
+    with pytest.raises(CheckFailed, match="held 518 numbers"):
+        part06.check_online_softmax(per_chunk)
+    wide = part06._kept_state(lambda x, chunk: online_softmax(x, chunk).astype(np.float64))
+    assert "the returned `y` (float64)" in wide
+    probe = part06.StateProbe()
+    probe.run(lambda x: [x[0], np.float64(1.0)], part06.ChunkedReader(np.zeros(3, np.float32), 1))
+    assert probe.float64 == {}  # nothing float64 was held at the read itself
 
 
 # ------------------------------------------------------------------------------------------ attention inputs
@@ -193,6 +233,30 @@ def test_attention_inputs_break_every_shortcut(causal, rule):
             o = attention32(args["q"][h], args["k"][h], args["v"][h], causal, rules[rule])
             broken += not np.isfinite(o).all()
     assert broken >= 2, f"only {broken} visible heads break attention whose max is '{rule}'"
+
+
+@pytest.mark.parametrize("task", [part07.FLASH_KERNEL, part07.FLASH_CAUSAL, part07.FLASH_NUMPY],
+                         ids=lambda task: task.name)
+def test_masked_keys_filled_with_minus_1e4_fail_on_the_deep_family(task):
+    """A causal mask that fills -1e4 instead of -inf (or a max that starts at -1e4) lets the masked keys,
+    or the fill, outweigh rows whose visible scores lie below -1e4: the visible cases hold such rows."""
+    causal = task is part07.FLASH_CAUSAL
+
+    def filled(s, visible):  # masked keys at -1e4 (causal), or a running max that starts at -1e4
+        return np.where(visible, s, -1e4).max(1) if causal else np.maximum(-1e4, s.max(1))
+
+    wrong = 0
+    for case in (case for case in task.cases if case.inputs == "deep"):
+        args = task.make_args(case)
+        q, k, v = (np.atleast_3d(args[name]).reshape(-1, case.params["n"], args[name].shape[-1])
+                   for name in ("q", "k", "v"))
+        for h in range(q.shape[0]):
+            s = (q[h].astype(np.float64) @ k[h].T.astype(np.float64)) / math.sqrt(q.shape[-1])
+            assert s.max() < -1.1e4
+            expected = attention32(q[h], k[h], v[h], causal, lambda s, vis: np.where(vis, s, -np.inf).max(1))
+            got = attention32(q[h], k[h], v[h], causal, filled)
+            wrong += not np.allclose(got, expected, rtol=1e-4, atol=1e-5)
+    assert wrong >= 1
 
 
 def test_attention_families_shape_the_scores_as_documented():

@@ -28,7 +28,8 @@ def part_modules() -> list:
     """The part modules whose tasks have contracts."""
     modules = [importlib.import_module(f"course.tasks.{path.stem}")
                for path in sorted((ROOT / "course" / "tasks").glob("part[0-9][0-9].py"))]
-    return [module for module in modules if any(task.contract for task in module.TASKS)]
+    return [module for module in modules if any(task.contract and task.contract.measured
+                                                for task in module.TASKS)]
 
 
 def hidden_examples(contract) -> list:
@@ -42,7 +43,7 @@ def tables() -> dict[str, str]:
     for module in part_modules():
         table: dict[str, dict] = {}
         for task in module.TASKS:
-            if task.contract is None:
+            if task.contract is None or not task.contract.measured:
                 continue
             part, _, name = task.contract.name.partition(".")
             table[name] = {task.contract.profile_key(case): profiles.measure(task, case)

@@ -11,7 +11,8 @@ rule judges; the learner's code sees only the rows it asked for.
 
 What the grader cannot see is what the learner's process keeps between reads: a function that copies every
 chunk it reads and computes from the copy reads exactly as an online one does. Only the method's reads are
-judged here.
+judged here; what a function keeps between chunks is measured in the learner's worker, by the check's further
+test (:class:`course.tasks.chunks.StateProbe`), and reported like Part 7's memory check.
 """
 
 from __future__ import annotations

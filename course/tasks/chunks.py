@@ -35,6 +35,7 @@ class ChunkedReader:
         self._data, self._chunk, self._name, self._limit = data, chunk, name, limit
         self._unit = "elements" if data.ndim == 1 else "rows"
         self.reads: list[int] = []
+        self._probe: StateProbe | None = None  # watches what the reading function keeps between chunks
 
     def __len__(self) -> int:
         return self._data.shape[0]
@@ -46,12 +47,14 @@ class ChunkedReader:
 
     def __getitem__(self, key):
         first = key[0] if isinstance(key, tuple) and key else key
-        rows = int(np.size(np.arange(len(self))[first])) if first is not Ellipsis else len(self)
+        rows = _rows(first, len(self))
         if rows > self._chunk:
             raise ChunkReadError(
                 f"{self._name}[{_key_text(key)}] reads {rows} {self._unit} at once, but this exercise reads "
                 f"{self._name} in pieces of at most {self._limit} = {self._chunk} {self._unit}: "
                 f"{self._name}[start:start + {self._limit}].")
+        if self._probe is not None:
+            self._probe.look()
         part = self._data[key]
         self.reads.append(rows)
         return part.copy() if isinstance(part, np.ndarray) else part
@@ -88,6 +91,17 @@ class ChunkedReader:
     __pow__ = __rpow__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = __matmul__ = __rmatmul__ = _operator
 
 
+def _rows(first, length: int) -> int:
+    """How many rows of an input of ``length`` rows the first part of an index picks."""
+    if first is Ellipsis:
+        return length
+    if isinstance(first, slice):
+        return len(range(*first.indices(length)))
+    if isinstance(first, (int, np.integer)) and not isinstance(first, bool):
+        return 1
+    return int(np.size(np.arange(length)[first]))
+
+
 def _key_text(key) -> str:
     if isinstance(key, tuple):
         return ", ".join(_key_text(part) for part in key)
@@ -95,3 +109,109 @@ def _key_text(key) -> str:
         return ":".join("" if v is None else str(v) for v in (key.start, key.stop)) + \
             ("" if key.step is None else f":{key.step}")
     return "..." if key is Ellipsis else str(key)
+
+
+# --------------------------------------------------------------------------- the state kept between chunks
+
+MAX_WALKED = 100_000  # items of a list or dict looked at, at most (enough to tell a list per chunk)
+
+
+class StateProbe:
+    """What a plain-Python function keeps between the chunks it reads: at every read of a
+    :class:`ChunkedReader` it is attached to, the floating-point numbers held by the function's frames (its
+    locals, and those of the helpers it called on the way to the read), counted through arrays, NumPy and
+    Python scalars, lists, tuples and dicts. Arrays the function was given or is allowed to keep whole
+    (``allowed``: e.g. the output, one array of the input's length) are not counted; NumPy float64 values
+    are listed by name, where the task's arithmetic is float32.
+
+    The probe runs in the process that runs the function: in classroom grading, the learner's. Like the
+    memory check of Part 7, it catches the honest mistakes (a list of every chunk's maximum), not code set
+    on hiding from it."""
+
+    def __init__(self, allowed: tuple[tuple[int, ...], ...] = (), given=()):
+        self.allowed, self.given = allowed, {id(value) for value in given}
+        self.most = 0  # the most numbers held at one read
+        self.where = ""  # what held them then, e.g. "maxima: 512 numbers"
+        self.float64: dict[str, str] = {}  # name -> what it is, for NumPy float64 values held
+        self._top = None
+
+    def run(self, function, *args):
+        """Call ``function(*args)``, watching every ChunkedReader among the arguments."""
+        import sys
+
+        readers = [arg for arg in args if isinstance(arg, ChunkedReader)]
+        for reader in readers:
+            reader._probe = self
+        self._top = sys._getframe()
+        try:
+            return function(*args)
+        finally:
+            for reader in readers:
+                reader._probe = None
+
+    def look(self) -> None:
+        """Count what the function's frames hold now (called by a reader, before it hands out a chunk)."""
+        import sys
+
+        frame, counted, allowed = sys._getframe(1), {}, list(self.allowed)
+        seen: set[int] = set(self.given)
+        while frame is not None and frame is not self._top:
+            if frame.f_code.co_filename != __file__:
+                for name, value in frame.f_locals.items():
+                    count = self._count(name, value, seen, allowed, 0)
+                    if count:
+                        counted[name] = counted.get(name, 0) + count
+            frame = frame.f_back
+        total = sum(counted.values())
+        if total > self.most:
+            self.most = total
+            largest = sorted(counted.items(), key=lambda item: -item[1])[:3]
+            self.where = ", ".join(f"`{name}` {count}" for name, count in largest)
+
+    def _count(self, name: str, value, seen: set, allowed: list, depth: int) -> int:
+        if id(value) in seen or isinstance(value, ChunkedReader):
+            return 0
+        if isinstance(value, np.ndarray):
+            base = value
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            if id(base) in seen or not np.issubdtype(base.dtype, np.floating):
+                return 0
+            seen.add(id(base))
+            if base.dtype == np.float64:
+                self.float64.setdefault(name, f"a float64 array of shape {base.shape}")
+            if base.shape in allowed:
+                allowed.remove(base.shape)
+                return 0
+            return int(base.size)
+        if isinstance(value, np.floating):
+            if value.dtype == np.float64:
+                self.float64.setdefault(name, "a NumPy float64 number")
+            return 1
+        if isinstance(value, float):
+            return 1
+        if depth < 3 and isinstance(value, (list, tuple, dict, set)):
+            seen.add(id(value))
+            items = value.values() if isinstance(value, dict) else value
+            total = 0
+            for index, item in enumerate(items):
+                if index >= MAX_WALKED:
+                    break
+                total += self._count(name, item, seen, allowed, depth + 1)
+            return total
+        return 0
+
+
+def float64_message(name: str, probe: StateProbe, returned: dict) -> str | None:
+    """The complaint about NumPy float64 values a float32 task's function held at its reads (``probe``) or
+    returned (``returned``: name -> value), or None."""
+    wide = [f"`{key}` ({why})" for key, why in probe.float64.items()]
+    wide += [f"the returned `{key}` ({np.asarray(value).dtype})" for key, value in returned.items()
+             if np.asarray(value).dtype != np.float32]
+    if not wide:
+        return None
+    return (f"{name} gives the right values, but it computes in float64, where the task is float32: "
+            f"{', '.join(wide[:4])}. Float64 NumPy values are twice the memory and, on most GPUs, 2 to 64 "
+            f"times slower to compute with.\nHint: make every array and number float32: np.float32(-np.inf), "
+            f"np.zeros(rows, dtype=np.float32), np.float32(scale) (a NumPy float64 scalar, np.float64(...) "
+            f"or an array made with dtype=np.float64, turns every result it touches into float64).")

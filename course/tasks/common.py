@@ -699,11 +699,14 @@ def verdict(task: Task, case: Case, result: dict) -> Failure | None:
         text += _diagnosis(task, case, result, {"expected": expected, "args": args}) if shaped else ""
         text += _inputs_line(task, case)
         return Failure("values", text + "".join(f"\nHint: {hint}" for hint in hints) + _more_help(task))
-    if task.contract is not None:
-        return _method_failure(task, case, where, result)
-    message = _budget_message(task, where, case.params, result.get("report") or {})
-    if message is not None:
-        return Failure("budget", message)
+    if task.contract is not None and task.contract.measured:
+        failure = _method_failure(task, case, where, result)
+        if failure is not None:
+            return failure
+    elif task.contract is None:
+        message = _budget_message(task, where, case.params, result.get("report") or {})
+        if message is not None:
+            return Failure("budget", message)
     if task.reads_rule is not None:
         reads = {name: list(rows) for name, rows in (result.get("reads") or {}).items()}
         complaint = task.reads_rule(case, reads)

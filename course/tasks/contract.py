@@ -185,6 +185,12 @@ def method(budgets: Sequence[Budgeted], free: dict[str, str] | None = None,
               for name in COUNTERS if name not in named))
 
 
+def no_kernel(why: str) -> tuple[Unbudgeted, ...]:
+    """The method of a plain-Python task: every counter unbudgeted, for one reason (no kernel runs; the
+    task's reads and the state it keeps between chunks are judged instead)."""
+    return method((), free=dict.fromkeys(COUNTERS, why))
+
+
 # ------------------------------------------------------------------------------------- reference solution
 
 @dataclass(frozen=True)
@@ -218,6 +224,12 @@ class Contract:
     storage: str = "float32"
     arithmetic: str = "float32"  # "float32": the compile gate refuses float64 arithmetic
     values_matter: bool = False  # the counters depend on the input values: profiles per inputs and seed too
+
+    @property
+    def measured(self) -> bool:
+        """Does the method budget any counter (so that the reference's profile is needed)? A plain-Python
+        task's is all Unbudgeted (:func:`no_kernel`): no kernel runs, its method is judged otherwise."""
+        return any(isinstance(entry, Budgeted) for entry in self.method)
 
     def __post_init__(self):
         counters = [entry.counter for entry in self.method]

@@ -92,7 +92,7 @@ def prefetch(pairs) -> None:
     judge then measures them itself, and reports why not)."""
     missing = {}
     for task, case in pairs:
-        if task.contract is None or stored(task, case) is not None:
+        if task.contract is None or not task.contract.measured or stored(task, case) is not None:
             continue
         key = (task.contract.name, task.contract.profile_key(case))
         if key not in _live:

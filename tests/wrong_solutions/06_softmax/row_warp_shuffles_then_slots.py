@@ -1,7 +1,7 @@
 """Reduces within each warp by shuffles and combines the two warps' results through two shared slots."""
 REPLACES = "row_softmax_solution"
 FAMILY = "method"
-FAILS = {"check_row_softmax": "3 barriers in its busiest block"}
+FAILS = {"check_row_softmax": "3 barrier steps in its busiest block"}
 SOURCE = '''
 @cuda.jit
 def row_softmax(x, out):

@@ -2,7 +2,7 @@
 
 REPLACES = "warp_row_softmax_solution"
 FAMILY = "method"
-FAILS = {"check_warp_row_softmax": "shared-memory reads"}
+FAILS = {"check_warp_row_softmax": "reads of shared memory"}
 SOURCE = '''
 @cuda.jit
 def warp_row_softmax(x, out):

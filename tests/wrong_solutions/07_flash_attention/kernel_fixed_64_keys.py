@@ -2,7 +2,7 @@
 
 REPLACES = "flash_attention_solution"
 FAMILY = "shapes"
-FAILS = {"check_flash_attention": "are wrong"}
+FAILS = {"check_flash_attention": "barrier steps in its busiest block; the budget is 2"}
 SOURCE = '''
 @cuda.jit
 def flash_attention(q, k, v, o, lse, scale):
