@@ -330,14 +330,17 @@ def _fresh_task_args(task, case):
     return args
 
 
-def task_launches(task, namespace, case, label, ends_unchecked=True):
-    """The launches a task's check makes for one case: its configuration, or the learner's launcher's."""
+def task_launches(task, namespace, case, label, ends_unchecked=True, options=None):
+    """The launches a task's check makes for one case: its configuration, or the learner's launcher's
+    (``options``: for gpusim.jit)."""
+    options = options or {}
     from course.tasks.common import plan_launches
 
     kernel = _kernel_of(task, namespace)
     if task.configure is not None:
         return [Launch(label, kernel, tuple(task.configure(case)),
-                       lambda: list(_fresh_task_args(task, case).values()), ends_unchecked=ends_unchecked)]
+                       lambda: list(_fresh_task_args(task, case).values()), options,
+                       ends_unchecked=ends_unchecked)]
     plan = plan_launches(task, namespace[task.launcher], case)
     if plan["error"]:
         raise RuntimeError(f"{label}: the launch function failed: {plan['error']}")
@@ -350,7 +353,7 @@ def task_launches(task, namespace, case, label, ends_unchecked=True):
             return [args[item["arg"]] if "arg" in item else item["value"] for item in step["args"]]
 
         found.append(Launch(label + (f"/{number + 1}" if len(plan["launches"]) > 1 else ""), kernel, config,
-                            make, ends_unchecked=ends_unchecked))
+                            make, options, ends_unchecked=ends_unchecked))
     return found
 
 
@@ -405,6 +408,8 @@ def wrong_solution_launches():
     deadlocks."""
     import runpy
 
+    from course.tasks.common import STRICT  # as the checks run them
+
     found = []
     notebooks = _exercise_notebooks()
     for fixture in sorted((ROOT / "tests" / "wrong_solutions").glob("0*/*.py")):
@@ -419,7 +424,7 @@ def wrong_solution_launches():
             case = _first_failing_case(task, namespace)
             label = f"wrong/{stem[:2]}/{fixture.stem}/{_label(task, case)}"
             ends_unchecked = "DeadlockError" not in expected
-            found += task_launches(task, namespace, case, label, ends_unchecked)
+            found += task_launches(task, namespace, case, label, ends_unchecked, {"strict": STRICT})
     return found
 
 
