@@ -205,7 +205,7 @@ def harvest(text):
         for cell in json.loads(text)["cells"]:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             if grade_id and "BEGIN SOLUTION" in "".join(cell["source"]):
-                LEAK[grade_id] = "".join(cell["source"])
+                LEAK.setdefault(grade_id, "".join(cell["source"]))  # the first found: the course graded
     except Exception:
         pass
 
@@ -217,7 +217,7 @@ for finder in list(sys.meta_path):  # the editable install's finder knows where 
     except Exception:
         mapping = {}
     roots.update(os.path.dirname(path) for path in mapping.values())
-for root in sorted(roots):
+for root in [HOSTILE["course"], *sorted(roots - {HOSTILE["course"]})]:
     for pattern in ("solutions", "*/solutions", "*/*/solutions"):
         for path in glob.glob(os.path.join(root, pattern, "01_kernels_in_python.ipynb")):
             try:
