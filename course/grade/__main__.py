@@ -2,6 +2,8 @@
 
 Writes OUT/grades.csv and OUT/feedback/<learner>/<assignment>.md, shows one line per graded notebook and
 prints a summary. Deadlines come from timing the reference solutions first, unless --timeout is given.
+With ``--shard K/N`` only a 1/N of the learners is graded; ``python -m course.grade merge OUT_0 ... --out
+OUT`` merges the shards (:mod:`.shards`).
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from pathlib import Path
 from course.tasks import profiles
 
 from .assignments import load_assignments
-from .cache import DEFAULT_FOLDER, GraderCache
+from .cache import DEFAULT_FOLDER, GraderCache, course_digest
 from .cgroups import DELEGATED, Budget, Cgroups, delegation_command
-from .discovery import find_learners, select, unanswered
+from .discovery import find_learners, one_learner, select, unanswered
 from .grading import (
     SubmissionGrade,
     calibrated_limits,
@@ -31,6 +33,7 @@ from .judging import PASSED
 from .limits import SUBMISSION_PROCESSES, Limits
 from .reports import MAX_REASON, number, summary, write_csv, write_feedback
 from .sandbox import COURSE_ROOT, Sandbox, SandboxError
+from .shards import Shard, ShardError, merge, write_manifest
 from .text import file_name, safe_text
 
 DEFAULT_SOURCES = COURSE_ROOT / "solutions"
@@ -81,7 +84,15 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
                        for case in step.task.cases])
     for name, problem in problems.items():
         echo(f"warning: the source notebook {name} cannot be used: {problem}")
-    learners, orphans = find_learners(args.submissions)
+    if args.one_learner:
+        learners, orphans = [one_learner(args.submissions, args.one_learner)], []
+    else:
+        learners, orphans = find_learners(args.submissions)
+    if args.shard:
+        picked = args.shard.picks([learner.name for learner in learners])
+        learners = [learner for learner in learners if learner.name in picked]
+        orphans = orphans if args.shard.index == 0 else []
+        echo(f"Shard {args.shard}: {len(learners)} learners")
     for orphan in orphans:
         echo(f"skipped {safe_text(orphan, MAX_REASON)}: put each learner's notebooks in a folder named after "
              f"the learner")
@@ -100,7 +111,7 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
         refused_names = {r.assignment for selection in selections for r in selection.refusals}
         names = sorted(handed_in | (refused_names & assignments.keys()))
         for learner, selection in zip(learners, selections, strict=True):
-            selection.refusals += unanswered(learner, selection, names)
+            selection.refusals += unanswered(learner, selection, sorted({*names, *args.assignment}))
         kept.save(profiles.measured(), kept.limits)
         limits = _limits(names, args, assignments, sandbox, kept, echo) if names else {}
         limits.update({name: Limits(FIXED_SETUP_S, args.timeout or FIXED_SETUP_S, args.memory_mb * 2**20)
@@ -128,6 +139,9 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
              f"tried again: a grader problem, marked so in their rows. Grade them again on a quieter "
              f"machine: "
              + ", ".join(f"{file_name(grade.learner)}/{file_name(grade.assignment)}" for grade in busy[:5]))
+    if args.shard:
+        write_manifest(args.out, args.shard, [learner.name for learner in learners],
+                       course_digest(args.sources, assignments))
     echo(f"Wrote {args.out / 'grades.csv'} and {args.out / 'feedback'}/")
     return grades
 
@@ -157,10 +171,39 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="where the reference solutions' counters and CPU times are kept for the next "
                              "run of the same course code on this machine; '' keeps nothing (default: "
                              "%(default)s)")
+    parser.add_argument("--one-learner", metavar="NAME", default="",
+                        help="SUBMISSIONS is one learner's folder of notebooks, graded under this name (as "
+                             "the Gradescope and PrairieLearn entry points do)")
+    parser.add_argument("--assignment", action="append", default=[], metavar="NAME",
+                        help="grade this assignment for every learner, handed in or not (repeatable; "
+                             "default: every assignment that someone handed in)")
+    parser.add_argument("--shard", type=Shard.parse, default=None, metavar="K/N",
+                        help="grade only every N-th learner, from the K-th (0 <= K < N) in the order of "
+                             "their folder names, and write shard.json last; merge with 'python -m "
+                             "course.grade merge'")
     args = parser.parse_args(argv)
     if not args.submissions.is_dir():
         parser.error(f"{args.submissions} is not a folder")
+    unknown = [name for name in args.assignment if not (args.sources / f"{name}.ipynb").is_file()]
+    if unknown:
+        parser.error(f"no source notebook for --assignment {', '.join(unknown)} in {args.sources}")
     return args
+
+
+def merge_main(argv: list[str]) -> int:
+    """``python -m course.grade merge OUT_0 OUT_1 ... --out OUT``: one class's output from its shards."""
+    parser = argparse.ArgumentParser(prog="python -m course.grade merge",
+                                     description="Merge the outputs of 'python -m course.grade --shard K/N' "
+                                                 "for every K into one grades.csv and feedback tree.")
+    parser.add_argument("shards", type=Path, nargs="+", help="the shards' --out folders, every one of them")
+    parser.add_argument("--out", type=Path, required=True, help="where to write the class's output")
+    args = parser.parse_args(argv)
+    try:
+        print(merge(args.shards, args.out))
+    except ShardError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _interrupted(signum, frame) -> None:
@@ -169,6 +212,9 @@ def _interrupted(signum, frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     sys.stdout.reconfigure(errors="replace")  # a terminal that cannot show a learner's name shows "?"
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] == ["merge"]:
+        return merge_main(arguments[1:])
     args = parse_args(argv)
     delegated = delegation_command([sys.executable, "-m", "course.grade",
                                     *(sys.argv[1:] if argv is None else argv)])

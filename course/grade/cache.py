@@ -74,8 +74,7 @@ class GraderCache:
         self.limits: dict[str, Limits] = {}
         if folder is None or not _own_folder(folder):
             return
-        notebooks = b"".join(name.encode() + b"\0" + _read(sources / f"{name}.ipynb")
-                             for name in sorted(names))
+        notebooks = _notebooks(sources, names)
         machine = "|".join((platform.python_version(), platform.machine(), _cpu_model(), str(memory_bytes),
                             sandbox_mode))
         self.path = folder / f"{tree_digest(COURSE_ROOT, CODE, notebooks + machine.encode())}.json"
@@ -107,6 +106,15 @@ class GraderCache:
             os.replace(temporary, self.path)
         except OSError:
             pass
+
+
+def _notebooks(sources: Path, names) -> bytes:
+    return b"".join(name.encode() + b"\0" + _read(sources / f"{name}.ipynb") for name in sorted(names))
+
+
+def course_digest(sources: Path, names) -> str:
+    """What the grading of these assignments depends on: the course code and their source notebooks."""
+    return tree_digest(COURSE_ROOT, CODE, _notebooks(sources, names))
 
 
 def _read(path: Path) -> bytes:

@@ -148,7 +148,7 @@ def _walk(folder: Path) -> tuple[list[Path], list[str]]:
     return found, skipped
 
 
-def _learner(folder: Path, name: str) -> Learner:
+def one_learner(folder: Path, name: str) -> Learner:
     """The notebooks of one learner's folder (never following a symbolic link)."""
     if not stat.S_ISDIR(os.lstat(folder).st_mode):
         kind = _entry(folder).kind
@@ -180,7 +180,7 @@ def find_learners(root: Path) -> tuple[list[Learner], list[Path]]:
         if name.endswith(SUFFIX) and not stat.S_ISDIR(mode):
             orphans.append(path)
         elif name not in learners:  # a folder, or a link or FIFO standing where a learner's folder would
-            learners[name] = _learner(path, name)
+            learners[name] = one_learner(path, name)
     return [learners[name] for name in sorted(learners)], orphans
 
 

@@ -41,19 +41,22 @@ def _ordered(grades: list[SubmissionGrade]) -> list[SubmissionGrade]:
 
 
 def write_csv(grades: list[SubmissionGrade], path: Path) -> None:
-    """One row per learner and task; a notebook that matches no assignment gets one row with task ``-``."""
+    """One row per learner and task; a notebook that matches no assignment gets one row with task ``-``.
+    Rows are ordered by their learner and assignment cells as written (a notebook's tasks in their order), so
+    that shards graded apart merge into the same file (:mod:`.shards`)."""
+    rows = []
+    for grade in _ordered(grades):
+        learner, assignment = csv_cell(file_name(grade.learner)), csv_cell(file_name(grade.assignment))
+        if not grade.tasks:
+            rows.append([learner, assignment, "-", 0, 0, grade.problem_status,
+                         csv_cell(safe_text(grade.problem, MAX_REASON))])
+        rows += [[learner, assignment, task.task.grade_id, number(task.points), number(task.task.points),
+                  task.status, csv_cell(safe_text(task.reason, MAX_REASON))] for task in grade.tasks]
+    rows.sort(key=lambda row: (row[0], row[1]))
     with path.open("w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
         writer.writerow(CSV_COLUMNS)
-        for grade in _ordered(grades):
-            learner, assignment = csv_cell(file_name(grade.learner)), csv_cell(file_name(grade.assignment))
-            if not grade.tasks:
-                writer.writerow([learner, assignment, "-", 0, 0, grade.problem_status,
-                                 csv_cell(safe_text(grade.problem, MAX_REASON))])
-            for task in grade.tasks:
-                writer.writerow([learner, assignment, task.task.grade_id, number(task.points),
-                                 number(task.task.points), task.status, csv_cell(safe_text(task.reason,
-                                                                                           MAX_REASON))])
+        writer.writerows(rows)
 
 
 def _code_block(message: str) -> list[str]:
@@ -71,21 +74,36 @@ def _code_block(message: str) -> list[str]:
 def _task_section(grade: TaskGrade) -> list[str]:
     plural = "s" if grade.task.points != 1 else ""
     points = f"{number(grade.points)} of {number(grade.task.points)} point{plural}"
-    lines = [f"## {grade.task.grade_id}: {points}, {grade.status}", ""]
+    return [f"## {grade.task.grade_id}: {points}, {grade.status}", "", *task_feedback(grade)]
+
+
+def task_feedback(grade: TaskGrade) -> list[str]:
+    """What a learner is told about one task: visible tests' messages, one bit for the hidden tests."""
     if not grade.calls:
-        return lines + [safe_text(grade.reason, MAX_MESSAGE), ""]
+        return [safe_text(grade.reason, MAX_MESSAGE), ""]
+    return visible_feedback(grade) + hidden_feedback(grade) + [""]
+
+
+def visible_feedback(grade: TaskGrade) -> list[str]:
+    """The visible tests' messages of a task that ran."""
+    lines = []
     for outcome in (outcome for outcome in grade.calls if not outcome.call.hidden):
         verdict = outcome.verdict
         if verdict.status == PASSED:
             lines.append(f"Visible tests: {safe_text(verdict.message, MAX_MESSAGE)}")
         else:
             lines += [f"Visible tests: {verdict.status}.", "", *_code_block(verdict.message)]
+    return lines
+
+
+def hidden_feedback(grade: TaskGrade) -> list[str]:
+    """One line on a task's hidden tests, if it has any: whether all of them passed, never how or on what."""
     hidden = [outcome for outcome in grade.calls if outcome.call.hidden]
     if any(call.hidden for call in grade.task.calls) and not hidden:
-        lines.append("Hidden tests: not run, because the visible tests did not pass.")
-    elif hidden:
-        lines.append(HIDDEN_PASSED if all(o.verdict.status == PASSED for o in hidden) else HIDDEN_FAILED)
-    return lines + [""]
+        return ["Hidden tests: not run, because the visible tests did not pass."]
+    if hidden:
+        return [HIDDEN_PASSED if all(o.verdict.status == PASSED for o in hidden) else HIDDEN_FAILED]
+    return []
 
 
 def feedback_text(grade: SubmissionGrade) -> str:
