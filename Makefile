@@ -11,12 +11,14 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 SUBMISSIONS ?=
 OUT ?= graded
 GRADE_ARGS ?=
+SHARDS ?= 8
+ASSIGNMENTS ?=
 PYTEST_ARGS ?= -n auto --dist loadgroup
 MUTATION_ARGS ?= -j 2
 
 SITE_HTML := site/_build/html
 
-.PHONY: lab test lint exercises grade mutation site wheels gpusim-venv gpusim-numba-suite mlir-venv python-ok venv-ok \
+.PHONY: lab test lint exercises grade grade-slurm gradescope mutation site wheels gpusim-venv gpusim-numba-suite mlir-venv python-ok venv-ok \
 	clean-venv
 
 lab: $(VENV)/.runtime-installed
@@ -34,6 +36,17 @@ lint: $(VENV)/.dev-installed
 grade: $(VENV)/.runtime-installed
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=path/to/folder [OUT=graded]"; exit 2; }
 	$(PY) -m course.grade "$(SUBMISSIONS)" --out "$(OUT)" $(GRADE_ARGS)
+
+# The same on a Slurm cluster, from a login node whose file system the nodes share: a job array of SHARDS
+# shards (python -m course.grade --shard K/N), then a merge job into OUT/grades.csv and OUT/feedback/.
+grade-slurm: $(VENV)/.runtime-installed
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade-slurm SUBMISSIONS=path/to/folder [SHARDS=8] [OUT=graded]"; exit 2; }
+	$(PY) -m course.grade.slurm "$(SUBMISSIONS)" --shards $(SHARDS) --out "$(OUT)" $(GRADE_ARGS)
+
+# Gradescope's autograder for ASSIGNMENTS (names of solutions/ notebooks): dist/autograder.zip, to upload.
+gradescope: $(VENV)/.runtime-installed
+	@test -n "$(ASSIGNMENTS)" || { echo "usage: make gradescope ASSIGNMENTS='01_kernels_in_python ...'"; exit 2; }
+	$(PY) -m course.grade.platforms package $(foreach name,$(ASSIGNMENTS),--assignment $(name)) --out dist/autograder.zip
 
 # Measure the exercise checks by the mutants of the solution cells they kill (a measurement, not a test):
 # bench/results/mutation.{json,md}. MUTATION_ARGS passes options on (python -m tools.mutation --help).

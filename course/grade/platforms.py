@@ -9,8 +9,8 @@ with :func:`course.grade.__main__.grade_folder`, the sandbox and deadlines inclu
 exactly the points ``make grade`` gives it, and then writes the platform's results file (Gradescope:
 ``/autograder/results/results.json``, its documented ``tests`` with ``score``, ``max_score``, ``output``
 and ``visibility``; PrairieLearn: ``/grade/results/results.json``, ``gradable``, ``score`` in [0, 1] and
-``tests`` with ``points`` and ``max_points``). The file is written last, by renaming, after every worker of
-the submission has stopped, so nothing the learner's code wrote there survives. Feedback is the same text as
+``tests`` with ``points`` and ``max_points``). The file is written last, by renaming, after the grader has
+stopped the submission's workers, so nothing the learner's code wrote there survives. Feedback is the same text as
 the feedback files': of hidden tests one bit per task, never their inputs. On Gradescope the points of a
 task with hidden tests sit in a test whose visibility ``--hidden-visibility`` sets (default
 ``after_published``), and the visible tests' messages in a test of no points that is always shown.

@@ -1,0 +1,237 @@
+"""Grading at class scale, against the same class graded on one machine by ``python -m course.grade``:
+
+* shards (``--shard K/N``) merged by ``python -m course.grade merge`` give the same grades.csv and feedback,
+  on a real single-node Slurm cluster (Debian's slurm-wlm and munge) through ``course.grade.slurm``; a
+  missing, unfinished, duplicated or other-course shard is refused by name;
+* Gradescope's autograder zip, laid out as Gradescope lays it out, and PrairieLearn's external-grader entry
+  point write results files that follow the platforms' documented formats and give each task the points of
+  grades.csv, for a learner's notebooks, a crashing notebook, an unreadable one, and nothing handed in; a
+  learner's code that writes the results file itself changes nothing.
+"""
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+from grading import hostile, learners, platform_schemas
+from grading.fake_class import write_class
+from grading.slurm_cluster import SlurmCluster, missing
+from notebook_runs import ROOT
+from test_grading import cache_option
+
+from course.grade.shards import MANIFEST, Shard, ShardError, merge
+
+pytestmark = pytest.mark.xdist_group("grading_scale")  # one worker grades the class once for all tests
+CLASS = ("correct", "partial", "broken_json", "messy")
+ASSIGNMENTS = (learners.A01, learners.A02)
+OPTIONS = ("--timeout", "30", "--jobs", "2")  # fixed deadlines: the same in every run, whatever the path
+GUARD_S = 900
+ENV = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}
+FORGED_RESULTS = '''
+import json, os, pathlib
+for root in {os.environ.get("AUTOGRADER_ROOT", "/autograder"), "/autograder", "/grade"}:
+    try:
+        path = pathlib.Path(root) / "results" / "results.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"score": 1000, "tests": []}))
+    except OSError:
+        pass
+'''
+
+
+def _rows(path: Path) -> list[dict]:
+    with path.open(newline="", encoding="utf-8") as file:
+        return list(csv.DictReader(file))
+
+
+def _points(rows: list[dict], learner: str) -> dict[tuple[str, str], float]:
+    return {(row["assignment"], row["task"]): float(row["points"]) for row in rows
+            if row["learner"] == learner}
+
+
+@pytest.fixture(scope="module")
+def one_machine(tmp_path_factory):
+    """The class graded on one machine: its folder and grades.csv rows."""
+    base = tmp_path_factory.mktemp("scale")
+    write_class(base / "fixture", ROOT / "solutions" / f"{learners.A01}.ipynb")
+    for learner in CLASS:
+        shutil.copytree(base / "fixture" / learner, base / "class" / learner)
+    graded = subprocess.run([sys.executable, "-m", "course.grade", str(base / "class"), "--out",
+                             str(base / "one"), *OPTIONS, *cache_option(os.geteuid())],
+                            cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=GUARD_S)
+    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+    return base, _rows(base / "one" / "grades.csv")
+
+
+# ------------------------------------------------------------------------------------------------ shards
+
+def test_shards_split_a_class_into_disjoint_parts_that_cover_it():
+    names = ["bob", "alice", "jos\udce9", "-rf", "zoë", *(f"learner{i}" for i in range(20))]
+    for count in (1, 2, 3, 7, 30):
+        parts = [Shard(index, count).picks(names) for index in range(count)]
+        assert sorted(name for part in parts for name in part) == sorted(names)
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1
+    for text in ("2/2", "-1/2", "1/0", "a/b", "1", "0/10001"):
+        with pytest.raises(ValueError):
+            Shard.parse(text)
+
+
+def _fake_shard(folder: Path, index: int, count: int, learners_: list[str], course: str = "c0ffee",
+                finished: bool = True) -> Path:
+    (folder / "feedback").mkdir(parents=True)
+    rows = [["learner", "assignment", "task", "points", "max_points", "status", "reason"]]
+    for learner in learners_:
+        rows.append([learner, learners.A01, "check_vector_add", "1", "1", "passed", ""])
+        (folder / "feedback" / learner).mkdir()
+        (folder / "feedback" / learner / f"{learners.A01}.md").write_text(f"# {learner}\n")
+    with (folder / "grades.csv").open("w", newline="") as file:
+        csv.writer(file).writerows(rows)
+    if finished:
+        manifest = {"shard": index, "shards": count, "course": course, "learners": sorted(learners_)}
+        (folder / MANIFEST).write_text(json.dumps(manifest))
+    return folder
+
+
+def test_a_merge_refuses_missing_unfinished_duplicated_and_other_course_shards_naming_them(tmp_path):
+    zero = _fake_shard(tmp_path / "s0", 0, 3, ["carol", "alice"])
+    one = _fake_shard(tmp_path / "s1", 1, 3, ["bob"])
+    two = _fake_shard(tmp_path / "s2", 2, 3, ["dave"])
+    cases = {
+        "shard 2 of 3: no finished output": [zero, one],
+        "no shard.json: the shard did not finish": [zero, one, _fake_shard(tmp_path / "u", 2, 3, ["d"],
+                                                                           finished=False)],
+        "shard 1 appears twice": [zero, one, _fake_shard(tmp_path / "again", 1, 3, ["eve"]), two],
+        "different course code": [zero, one, _fake_shard(tmp_path / "other", 2, 3, ["dave"], "bad")],
+        "learner bob was graded by shards 1 and 2": [zero, one, _fake_shard(tmp_path / "dup", 2, 3, ["bob"])],
+        "cut for different class sizes": [zero, one, _fake_shard(tmp_path / "four", 2, 4, ["dave"])],
+    }
+    for expected, folders in cases.items():
+        with pytest.raises(ShardError, match=expected):
+            merge(folders, tmp_path / "merged")
+        assert not (tmp_path / "merged").exists()
+    merge([two, zero, one], tmp_path / "merged")
+    assert [row["learner"] for row in _rows(tmp_path / "merged" / "grades.csv")] == ["alice", "bob", "carol",
+                                                                                     "dave"]
+    assert sorted(path.parent.name for path in (tmp_path / "merged" / "feedback").rglob("*.md")) == \
+        ["alice", "bob", "carol", "dave"]
+
+
+@pytest.mark.timeout(GUARD_S)
+def test_on_a_real_slurm_cluster_the_merged_shards_equal_the_one_machine_grades(one_machine, tmp_path):
+    problem = missing()
+    if problem:
+        if os.environ.get("COURSE_REQUIRE_SLURM"):
+            pytest.fail(f"no Slurm cluster can be started: {problem}")
+        pytest.skip(problem)
+    base, _ = one_machine
+    out = tmp_path / "slurm"
+    with SlurmCluster(tmp_path / "cluster") as cluster:
+        submitted = subprocess.run([sys.executable, "-m", "course.grade.slurm", str(base / "class"),
+                                    "--shards", "3", "--out", str(out), "--wait", *OPTIONS,
+                                    *cache_option(os.geteuid())],
+                                   cwd=ROOT, env={**ENV, **cluster.env, "PYTHONPATH": ENV["PYTHONPATH"]},
+                                   capture_output=True, text=True, timeout=GUARD_S)
+        logs = cluster.logs()
+    shown = "\n".join(path.read_text(errors="replace")[-2000:] for path in sorted((out / "logs").glob("*")))
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr + shown + logs
+    assert sorted(path.name for path in (out / "shards").iterdir()) == ["0", "1", "2"]
+    assert (out / "grades.csv").read_bytes() == (base / "one" / "grades.csv").read_bytes()
+    ours, theirs = ({path.relative_to(folder): path.read_bytes()
+                     for path in (folder / "feedback").rglob("*.md")} for folder in (out, base / "one"))
+    assert ours == theirs and len(ours) == 2 * len(CLASS)
+
+
+# ------------------------------------------------------------------------------------------- platforms
+
+def _gradescope(tmp_path: Path, notebooks: dict[str, bytes] | None) -> dict:
+    """Build the autograder zip, lay it out as Gradescope does, hand in ``notebooks`` (None: no submission
+    folder at all) and run run_autograder; its results.json, checked against Gradescope's schema."""
+    zip_path = tmp_path / "autograder.zip"
+    subprocess.run([sys.executable, "-m", "course.grade.platforms", "package", "--out", str(zip_path),
+                    *(f"--assignment={name}" for name in ASSIGNMENTS)], cwd=ROOT, env=ENV, check=True,
+                   capture_output=True)
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(zip_path) as archive:
+        assert {"setup.sh", "run_autograder"} <= set(archive.namelist())
+        archive.extractall(root / "source")
+    (root / "run_autograder").write_bytes((root / "source" / "run_autograder").read_bytes())
+    (root / "run_autograder").chmod(0o755)
+    if notebooks is not None:
+        (root / "submission").mkdir()
+        for name, data in notebooks.items():
+            (root / "submission" / name).write_bytes(data)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "COURSE_PYTHON": sys.executable, "PYTHONPATH": ""}
+    run = subprocess.run([str(root / "run_autograder"), *OPTIONS], env=env, capture_output=True, text=True,
+                         timeout=GUARD_S)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, platform_schemas.GRADESCOPE)
+    return results
+
+
+def _scored(results: dict) -> dict[tuple[str, str], float]:
+    return {tuple(test["name"].split(" / ")): test["score"] for test in results["tests"]
+            if not test["name"].endswith(": visible tests")}
+
+
+def test_gradescope_gives_each_task_the_points_of_grades_csv_and_hides_only_the_hidden(one_machine, tmp_path):
+    base, rows = one_machine
+    notebook = base / "class" / "partial"
+    results = _gradescope(tmp_path, {path.name: path.read_bytes() for path in notebook.glob("*.ipynb")})
+    assert _scored(results) == _points(rows, "partial")
+    assert results["score"] == sum(_points(rows, "partial").values())
+    for test in results["tests"]:
+        assert (test["visibility"] == "after_published") == ("Hidden tests" in test["output"])
+        assert "seed=" not in test["output"] or test["visibility"] == "visible"
+
+
+def test_gradescope_reports_nothing_handed_in_an_unreadable_notebook_and_a_crash(one_machine, tmp_path):
+    base, rows = one_machine
+    nothing = _gradescope(tmp_path / "nothing", None)
+    assert nothing["score"] == 0 and "no notebook handed in" in nothing["output"]
+    assert {key for key in _scored(nothing)} == {key for key in _points(rows, "correct")}
+    broken = base / "class" / "broken_json" / f"{learners.A01}.ipynb"
+    unreadable = _gradescope(tmp_path / "unreadable", {broken.name: broken.read_bytes()})
+    assert unreadable["score"] == 0 and all(test["score"] == 0 for test in unreadable["tests"])
+    context = hostile.context(tmp_path / "class", tmp_path / "out", tmp_path, 0, ROOT)
+    hostile.write_hostile_class(tmp_path / "class", context, {"exiter"})
+    crashing = tmp_path / "class" / "exiter" / f"{learners.A01}.ipynb"
+    crashed = _gradescope(tmp_path / "crashed", {crashing.name: crashing.read_bytes()})
+    assert crashed["score"] == hostile.EXPECTED["exiter"][learners.A01][0]
+
+
+def test_prairielearn_results_follow_its_format_and_a_forged_results_file_changes_nothing(one_machine,
+                                                                                           tmp_path):
+    base, rows = one_machine
+    notebook = json.loads((base / "class" / "correct" / f"{learners.A01}.ipynb").read_text())
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                              "source": FORGED_RESULTS})
+    root = tmp_path / "grade"
+    (root / "student").mkdir(parents=True)
+    (root / "student" / f"{learners.A01}.ipynb").write_text(json.dumps(notebook))
+    env = {**ENV, "AUTOGRADER_ROOT": str(root)}
+    run = subprocess.run([sys.executable, "-m", "course.grade.platforms", "prairielearn", "--root", str(root),
+                          f"--assignment={learners.A01}", *OPTIONS], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=GUARD_S)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    data = (root / "results" / "results.json").read_bytes()
+    assert len(data) < platform_schemas.MAX_PRAIRIELEARN_BYTES
+    results = json.loads(data)
+    jsonschema.validate(results, platform_schemas.PRAIRIELEARN)
+    expected = {key: points for key, points in _points(rows, "correct").items() if key[0] == learners.A01}
+    assert {tuple(test["name"].split(" / ")): test["points"] for test in results["tests"]} == expected
+    assert results["gradable"] and results["score"] == 1.0
+    nothing = tmp_path / "nothing"
+    subprocess.run([sys.executable, "-m", "course.grade.platforms", "prairielearn", "--root", str(nothing),
+                    f"--assignment={learners.A01}", *OPTIONS], cwd=ROOT, env=ENV, check=True,
+                   capture_output=True)
+    empty = json.loads((nothing / "results" / "results.json").read_text())
+    jsonschema.validate(empty, platform_schemas.PRAIRIELEARN)
+    assert empty["gradable"] is False and "no notebook handed in" in " ".join(empty["format_errors"])
