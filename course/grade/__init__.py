@@ -22,5 +22,7 @@ request has taken too long, and whose doing that is), :mod:`.channel` (a running
 caps), :mod:`.limits` (what a worker does to itself first), :mod:`.worker` and :mod:`.runner` (the two
 workers), :mod:`.serving` (the plain-Python tasks' inputs, handed out a chunk at a time), :mod:`.judging`
 (trusted verdicts), :mod:`.grading` (putting it together, in parallel), :mod:`.text` (learner text made safe
-to write) and :mod:`.reports` (CSV, feedback, summary).
+to write), :mod:`.reports` (CSV, feedback, summary), :mod:`.cache` (reference measurements kept between runs),
+:mod:`.shards` (a class cut into shards and merged again), :mod:`.slurm` (the shards as a Slurm job array) and
+:mod:`.platforms` (Gradescope's and PrairieLearn's results files, and Gradescope's autograder zip).
 """
