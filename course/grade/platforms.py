@@ -10,9 +10,9 @@ exactly the points ``make grade`` gives it, and then writes the platform's resul
 ``/autograder/results/results.json``, its documented ``tests`` with ``score``, ``max_score``, ``output``
 and ``visibility``; PrairieLearn: ``/grade/results/results.json``, ``gradable``, ``score`` in [0, 1] and
 ``tests`` with ``points`` and ``max_points``). The file is written last, by renaming, after the grader has
-stopped the submission's workers, so nothing the learner's code wrote there survives. Feedback is the same text as
-the feedback files': of hidden tests one bit per task, never their inputs. On Gradescope the points of a
-task with hidden tests sit in a test whose visibility ``--hidden-visibility`` sets (default
+stopped the submission's workers, so nothing the learner's code wrote there survives. Feedback is the same
+text as the feedback files': of hidden tests one bit per task, never their inputs. On Gradescope the points
+of a task with hidden tests sit in a test whose visibility ``--hidden-visibility`` sets (default
 ``after_published``), and the visible tests' messages in a test of no points that is always shown.
 
 ``package`` builds Gradescope's autograder zip: ``setup.sh`` and ``run_autograder`` at its root, beside the
