@@ -27,10 +27,6 @@ class RecordingDevice(Device):
         self.uploads.append(array.copy())
         return array.copy()
 
-    def output(self, shape, dtype):
-        self.log.append("output")
-        return np.zeros(shape, dtype)
-
     def poison(self, array):
         self.log.append("poison")
         array[...] = np.nan
@@ -63,15 +59,15 @@ class RecordingDevice(Device):
 
 def draw(run):
     rng = np.random.default_rng(run)
-    return [rng.standard_normal(SHAPE).astype(np.float32) for _ in range(2)]
+    return [rng.standard_normal(SHAPE).astype(np.float32) for _ in range(2)] + [np.zeros(SHAPE, np.float32)]
 
 
-def reference(inputs):
-    return inputs[0].astype(np.float64) @ inputs[1].astype(np.float64)
+def reference(run, arguments):
+    return [arguments[0].astype(np.float64) @ arguments[1].astype(np.float64)]
 
 
 def _time(device, launch):
-    return time_kernel("k", device, launch, draw, reference, SHAPE, 1e-5, repetitions=5, warmup=1,
+    return time_kernel("k", device, launch, draw, reference, (2,), 1e-5, repetitions=5, warmup=1,
                        clock=device.clock)
 
 
@@ -88,10 +84,10 @@ def test_an_honest_kernel_is_timed_by_the_protocols_steps_in_order_on_new_inputs
     device = RecordingDevice()
     timing = _time(device, honest(device))
     assert timing.refused == "" and timing.times_ms == [KERNEL_MS] * 5 and timing.median_ms == KERNEL_MS
-    run = ["upload", "upload", "output", "poison", "flush", "sync", "record", "launch", "record", "wait",
+    run = ["upload", "upload", "upload", "poison", "flush", "sync", "record", "launch", "record", "wait",
            "sync", "download"]
     assert device.log == run * 6
-    firsts = [array.tobytes() for array in device.uploads[::2]]
+    firsts = [array.tobytes() for array in device.uploads[::3]]
     assert len(set(firsts)) == 6  # every run's inputs are new
 
 

@@ -42,9 +42,6 @@ class Device:
     def upload(self, array: np.ndarray):
         raise NotImplementedError
 
-    def output(self, shape: tuple[int, ...], dtype) -> object:
-        raise NotImplementedError
-
     def poison(self, array) -> None:
         raise NotImplementedError
 
@@ -94,29 +91,32 @@ class Timing:
 
 
 def time_kernel(name: str, device: Device, launch: Callable, draw: Callable[[int], list[np.ndarray]],
-                reference: Callable[[list[np.ndarray]], np.ndarray], output_shape: tuple[int, ...],
+                reference: Callable[[int, list[np.ndarray]], list[np.ndarray]], outputs: tuple[int, ...],
                 tolerance: float, repetitions: int = REPETITIONS, warmup: int = WARMUP,
                 clock: Callable[[], float] = time.perf_counter) -> Timing:
-    """Time ``launch(stream, *inputs, out)`` by the protocol above. ``draw(run)`` makes run ``run``'s inputs
-    (new values every run); ``reference(inputs)`` is the grader's answer, which every run's output must
-    match within ``tolerance`` (relative to the answer's largest magnitude)."""
+    """Time ``launch(stream, *arguments)`` by the protocol above. ``draw(run)`` makes run ``run``'s kernel
+    arguments as host arrays (new values every run); those at the indexes ``outputs`` are poisoned first,
+    and after the run must match ``reference(run, arguments)`` (one array per output) within ``tolerance``,
+    relative to each answer's largest magnitude."""
     timing = Timing(name)
     for run in range(warmup + repetitions):
-        inputs = draw(run)
-        arrays = [device.upload(array) for array in inputs]
-        out = device.output(output_shape, np.float32)
-        device.poison(out)
+        arguments = draw(run)
+        on_device = [device.upload(array) for array in arguments]
+        for index in outputs:
+            device.poison(on_device[index])
         device.flush_l2()
         device.synchronize()
         start = device.record()
-        launch(device.stream, *arrays, out)
+        launch(device.stream, *on_device)
         stop = device.record()
         device.wait(stop)
         stopped = clock()
         device.synchronize()
         trailing_ms = (clock() - stopped) * 1e3
         event_ms = device.elapsed_ms(start, stop)
-        wrong = _wrong(device.download(out), reference(inputs), tolerance)
+        expected = reference(run, arguments)
+        wrong = next((why for why in (_wrong(device.download(on_device[index]), answer, tolerance)
+                                      for index, answer in zip(outputs, expected, strict=True)) if why), "")
         if wrong:
             timing.refused = f"run {run}: {wrong}"
             return timing
@@ -162,11 +162,8 @@ class NumbaDevice(Device):
     def upload(self, array):
         return self.cuda.to_device(np.ascontiguousarray(array), stream=self._stream)
 
-    def output(self, shape, dtype):
-        return self.cuda.device_array(shape, dtype=dtype, stream=self._stream)
-
     def poison(self, array) -> None:
-        self.memset(array, 0xFF, array.nbytes, self._stream)  # every byte 0xFF: a float32 NaN
+        self.memset(array, 0xFF, array.nbytes, self._stream)  # every byte 0xFF: NaN in float32 and float64
 
     def flush_l2(self) -> None:
         self.memset(self.scratch, 0, self.scratch.nbytes, self._stream)
