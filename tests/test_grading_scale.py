@@ -6,7 +6,9 @@
 * Gradescope's autograder zip, laid out as Gradescope lays it out, and PrairieLearn's external-grader entry
   point write results files that follow the platforms' documented formats and give each task the points of
   grades.csv, for a learner's notebooks, a crashing notebook, an unreadable one, and nothing handed in; a
-  learner's code that writes the results file itself changes nothing.
+  learner's code that writes the results file itself changes nothing;
+* ``--gpu-kernels`` keeps the kernels of passed tasks only, and course.grade.gpu rebuilds, runs, checks and
+  ranks them (here with gpusim standing in for the GPU, at small sizes).
 """
 
 import csv
@@ -15,10 +17,12 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
 import jsonschema
+import numpy as np
 import pytest
 from grading import hostile, learners, platform_schemas
 from grading.fake_class import write_class
@@ -26,6 +30,10 @@ from grading.slurm_cluster import SlurmCluster, missing
 from notebook_runs import ROOT
 from test_grading import cache_option
 
+import gpusim
+from course import kernelsource
+from course.grade import gpu
+from course.grade.gputiming import Device
 from course.grade.shards import MANIFEST, Shard, ShardError, merge
 
 pytestmark = pytest.mark.xdist_group("grading_scale")  # one worker grades the class once for all tests
@@ -64,7 +72,7 @@ def one_machine(tmp_path_factory):
     for learner in CLASS:
         shutil.copytree(base / "fixture" / learner, base / "class" / learner)
     graded = subprocess.run([sys.executable, "-m", "course.grade", str(base / "class"), "--out",
-                             str(base / "one"), *OPTIONS, *cache_option(os.geteuid())],
+                             str(base / "one"), "--gpu-kernels", *OPTIONS, *cache_option(os.geteuid())],
                             cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=GUARD_S)
     assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
     return base, _rows(base / "one" / "grades.csv")
@@ -235,3 +243,59 @@ def test_prairielearn_results_follow_its_format_and_a_forged_results_file_change
     empty = json.loads((nothing / "results" / "results.json").read_text())
     jsonschema.validate(empty, platform_schemas.PRAIRIELEARN)
     assert empty["gradable"] is False and "no notebook handed in" in " ".join(empty["format_errors"])
+
+
+# ------------------------------------------------------------------------------------- GPU-timed tasks
+
+class SimulatedDevice(Device):
+    """The protocol's device on the CPU: host arrays, one stream, events read from a clock."""
+
+    stream = 0
+
+    def upload(self, array):
+        return np.asarray(array)[()] if np.ndim(array) == 0 else np.array(array, copy=True)
+
+    def poison(self, array):
+        array[...] = np.nan
+
+    def flush_l2(self):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def record(self):
+        return time.perf_counter()
+
+    def wait(self, event):
+        pass
+
+    def elapsed_ms(self, start, stop):
+        return (stop - start) * 1e3
+
+    def download(self, array):
+        return np.array(array, copy=True)
+
+
+SMALL = {"vector_add": {"n": 300, "threads": 64}, "grayscale": {"height": 9, "width": 7, "block_x": 4,
+                                                                 "block_y": 4},
+         "matmul": {"m": 9, "k": 7, "n": 5, "block_x": 4, "block_y": 4}}
+
+
+def test_gpu_kernels_of_passed_tasks_are_kept_rebuilt_run_checked_and_ranked(one_machine):
+    base, rows = one_machine
+    data = json.loads((base / "one" / gpu.KERNELS).read_text())
+    kept = {(entry["learner"], entry["grade_id"]) for entry in data["kernels"]}
+    passed = {(row["learner"], row["task"]) for row in rows if row["status"] == "passed"}
+    assert kept == passed  # every task of 01 and 02 has a kernel the grader launches
+    assert ("partial", "check_matmul") in kept and ("partial", "check_grayscale") not in kept
+    ranked = gpu.time_entries(data["kernels"], SimulatedDevice(),
+                              lambda spec: gpusim.jit(kernelsource.rebuild(spec)), {}, sizes=SMALL,
+                              repetitions=2, warmup=0)
+    assert {(row["task"], row["learner"]) for row in ranked} == {
+        (entry["task"], entry["learner"]) for entry in data["kernels"] if entry["task"] in SMALL}
+    assert all(row["refused"] == "" and row["rank"] != "-" and len(row["times_ms"]) == 2 for row in ranked)
+    broken = dict(data["kernels"][0], kernel={"version": 1})
+    wrong = gpu.time_entries([broken], SimulatedDevice(), lambda spec: gpusim.jit(kernelsource.rebuild(spec)),
+                             {}, sizes=SMALL, repetitions=1, warmup=0)
+    assert wrong[0]["rank"] == "-" and wrong[0]["refused"].startswith("could not be built")

@@ -22,6 +22,7 @@ from .assignments import load_assignments
 from .cache import DEFAULT_FOLDER, GraderCache, course_digest
 from .cgroups import DELEGATED, Budget, Cgroups, delegation_command
 from .discovery import find_learners, one_learner, select, unanswered
+from .gpu import KERNELS, write_kernels
 from .grading import (
     SubmissionGrade,
     calibrated_limits,
@@ -125,7 +126,8 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
             echo(f"[{done:{len(str(total))}}/{total}] {name}: {score} ({how})")
 
         submissions = [submission for selection in selections for submission in selection.submissions]
-        grades = grade_all(submissions, assignments, limits, sandbox, max_bytes, args.jobs, progress)
+        grades = grade_all(submissions, assignments, limits, sandbox, max_bytes, args.jobs, progress,
+                           keep_kernels=args.gpu_kernels)
     finally:
         sandbox.close()
     grades += [refused(refusal, assignments) for selection in selections for refusal in selection.refusals]
@@ -139,6 +141,8 @@ def grade_folder(args, echo: Callable[[str], None] = print) -> list[SubmissionGr
              f"tried again: a grader problem, marked so in their rows. Grade them again on a quieter "
              f"machine: "
              + ", ".join(f"{file_name(grade.learner)}/{file_name(grade.assignment)}" for grade in busy[:5]))
+    if args.gpu_kernels:
+        write_kernels(grades, args.out / KERNELS, course_digest(args.sources, assignments))
     if args.shard:
         write_manifest(args.out, args.shard, [learner.name for learner in learners],
                        course_digest(args.sources, assignments))
@@ -181,6 +185,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="grade only every N-th learner, from the K-th (0 <= K < N) in the order of "
                              "their folder names, and write shard.json last; merge with 'python -m "
                              "course.grade merge'")
+    parser.add_argument("--gpu-kernels", action="store_true",
+                        help=f"also write OUT/{KERNELS}: the kernels of every passed task that the grader "
+                             f"launches, as specs, for 'python -m course.grade.gpu OUT' on a GPU machine")
     args = parser.parse_args(argv)
     if not args.submissions.is_dir():
         parser.error(f"{args.submissions} is not a folder")

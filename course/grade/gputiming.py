@@ -160,6 +160,8 @@ class NumbaDevice(Device):
         return self._stream
 
     def upload(self, array):
+        if np.ndim(array) == 0:  # a scalar argument (a task's 0-d array) goes by value
+            return np.asarray(array)[()]
         return self.cuda.to_device(np.ascontiguousarray(array), stream=self._stream)
 
     def poison(self, array) -> None:

@@ -86,6 +86,7 @@ class SubmissionGrade:
     setup_seconds: float = 0.0  # starting both workers and running the learner's cells, once
     slowest_request_s: float = 0.0  # the longest answer of either worker to one request
     ungated: str = ""  # why its kernels ran without Numba's compile check (empty when they had it)
+    kernels: list[dict] = field(default_factory=list)  # passed tasks' kernels, as specs (keep_kernels only)
 
     @property
     def points(self) -> float:
@@ -122,6 +123,9 @@ class Session:
         self.broken: Verdict | None = None  # set when the learner's cells cannot be run at all
         self.setup_seconds = self.slowest_request_s = 0.0
         self.ungated = ""  # why Numba's CUDA compiler could not gate this notebook's kernels, if it could not
+        self.keep_kernels = False  # keep the specs of kernels that passed a visible call (grader's launch)
+        self.kept: list[tuple[str, dict]] = []  # (grade_id, what course.grade.gpu needs to time the kernel)
+        self.grade_id = ""  # the task whose calls run now
 
     # ------------------------------------------------------------------------------------ one check call
 
@@ -157,6 +161,10 @@ class Session:
                 if isinstance(results, Verdict):
                     return results
                 verdict = judge_results(planned, results)
+                if verdict is None and self.keep_kernels and not call.hidden and got["plans"] is None:
+                    self.kept.append((self.grade_id, {
+                        "task": planned.task.name, "function": call.function, "arg_count": len(call.names),
+                        "keywords": call.keywords, "step": index, "kernel": got["kernel"]}))
             if verdict is not None:
                 return verdict
         if len(answer["steps"]) < len(call.steps):
@@ -338,6 +346,7 @@ def grade_tasks(assignment: Assignment, session: Session, present: frozenset[str
             done = outcomes[task.grade_id]
             if task.grade_id in early or any(o.verdict.status != PASSED for o in done):
                 continue
+            session.grade_id = task.grade_id
             for call in (call for call in task.calls if call.hidden == hidden):
                 done.append(session.run(call))
                 if done[-1].verdict.status != PASSED:
@@ -354,7 +363,7 @@ def _whole_notebook(grade: SubmissionGrade, assignment: Assignment, status: str,
 
 
 def grade_submission(submission: Submission, assignments: dict[str, Assignment], limits: dict[str, Limits],
-                     sandbox: Sandbox, max_bytes: int) -> SubmissionGrade:
+                     sandbox: Sandbox, max_bytes: int, keep_kernels: bool = False) -> SubmissionGrade:
     """Grade one notebook; every problem becomes a status on its tasks, never an exception."""
     start = time.monotonic()
     named = assignments.get(submission.path.stem)
@@ -381,11 +390,15 @@ def grade_submission(submission: Submission, assignments: dict[str, Assignment],
                                f"grader problem: its cgroup could not be made ({error})")
     session = Session(assignment, prepared, limits[assignment.name], sandbox, (submission.path.name, data),
                       domain)
+    session.keep_kernels = keep_kernels
     try:
         grade.tasks = grade_tasks(assignment, session, prepared.present)
     finally:
         session.close()
         sandbox.release(domain)
+    passed = {task.task.grade_id for task in grade.tasks if task.status == PASSED}
+    grade.kernels = [{"grade_id": grade_id, "module": assignment.module, **kept}
+                     for grade_id, kept in session.kept if grade_id in passed]
     grade.notes += list(prepared.notes) + session.notes
     if session.ungated:
         grade.ungated = session.ungated
@@ -413,13 +426,15 @@ def calibrated_limits(reference: SubmissionGrade, memory_bytes: int) -> Limits:
 
 def grade_all(submissions: list[Submission], assignments: dict[str, Assignment], limits: dict[str, Limits],
               sandbox: Sandbox, max_bytes: int, jobs: int,
-              progress: Callable[[int, int, SubmissionGrade], None]) -> list[SubmissionGrade]:
+              progress: Callable[[int, int, SubmissionGrade], None],
+              keep_kernels: bool = False) -> list[SubmissionGrade]:
     """Grade the submissions on ``jobs`` workers at a time; ``progress(done, total, grade)`` after each. When
-    interrupted, the sandbox is stopped (every worker killed, none started) before the threads are awaited."""
+    interrupted, the sandbox is stopped (every worker killed, none started) before the threads are awaited.
+    ``keep_kernels``: each grade keeps the specs of its passed tasks' kernels (for course.grade.gpu)."""
     grades = []
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        futures = [pool.submit(grade_submission, s, assignments, limits, sandbox, max_bytes)
+        futures = [pool.submit(grade_submission, s, assignments, limits, sandbox, max_bytes, keep_kernels)
                    for s in submissions]
         for done, future in enumerate(as_completed(futures), start=1):
             grades.append(future.result())
