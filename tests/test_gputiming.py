@@ -34,6 +34,9 @@ class RecordingDevice(Device):
     def flush_l2(self):
         self.log.append("flush")
 
+    def cover(self, ms):
+        self.log.append("cover")
+
     def synchronize(self):
         self.log.append("sync")
         self.host_ms = max(self.host_ms, self.stream_ms, self.other_ms)
@@ -84,8 +87,8 @@ def test_an_honest_kernel_is_timed_by_the_protocols_steps_in_order_on_new_inputs
     device = RecordingDevice()
     timing = _time(device, honest(device))
     assert timing.refused == "" and timing.times_ms == [KERNEL_MS] * 5 and timing.median_ms == KERNEL_MS
-    run = ["upload", "upload", "upload", "poison", "flush", "sync", "record", "launch", "record", "wait",
-           "sync", "download"]
+    run = ["upload", "upload", "upload", "poison", "sync", "flush", "cover", "record", "launch", "record",
+           "wait", "sync", "download"]
     assert device.log == run * 6
     firsts = [array.tobytes() for array in device.uploads[::3]]
     assert len(set(firsts)) == 6  # every run's inputs are new

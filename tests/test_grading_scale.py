@@ -261,6 +261,9 @@ class SimulatedDevice(Device):
     def flush_l2(self):
         pass
 
+    def cover(self, ms):
+        pass
+
     def synchronize(self):
         pass
 
