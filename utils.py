@@ -12,6 +12,7 @@ anything larger lives in ``gpusim``.
 
 import ctypes
 import ctypes.util
+import importlib.util
 import os
 import platform
 import sys
@@ -58,16 +59,31 @@ def _choose_mode() -> str:
     return requested
 
 
+def _imported_on_first_use(name: str):
+    """The module ``name``, loaded only when one of its attributes is first used (importlib's LazyLoader):
+    PyTorch and the pictures take seconds to import, and most cells, and every graded exercise, never need
+    them. An already imported module is returned as it is."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 MODE = _choose_mode()
 ON_GPU = MODE == "gpu"
 
 import numpy as np  # noqa: E402  (numba must come after the mode is chosen)
-import torch  # noqa: E402
 from numba import cuda  # noqa: E402
 
 import gpusim  # noqa: E402
 from course.tasks.common import try_it  # noqa: E402
-from gpusim import viz  # noqa: E402
+
+torch = _imported_on_first_use("torch")
+viz = _imported_on_first_use("gpusim.viz")
 
 
 def device_name() -> str:
