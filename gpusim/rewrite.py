@@ -11,6 +11,7 @@ import textwrap
 import types
 
 from . import generators, sitecalls
+from .sourcetext import source_lines
 
 _cache = {}
 
@@ -37,7 +38,7 @@ def _compile(code, cuda_names, generator, arrays, tag):
     """The rewritten code object (a generator's if `generator` and the barriers allow), or None when nothing
     is gained or it is unsafe. `cuda_names`: the global names of gpusim's `cuda` in the kernel."""
     try:
-        lines, first = inspect.getsourcelines(code)
+        lines, first = source_lines(code)
     except (OSError, TypeError):
         return None
     tree = ast.parse(textwrap.dedent("".join(lines)))

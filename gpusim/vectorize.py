@@ -16,10 +16,11 @@ reason instead of a function, and runs on the thread engine.
 
 import ast
 import copy
-import inspect
 import operator
 import textwrap
 import types
+
+from .sourcetext import source_lines
 
 _R = "__R"
 _UNSUPPORTED = (ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor, ast.AsyncFunctionDef, ast.FunctionDef,
@@ -258,7 +259,7 @@ def vector_code(code):
 
 
 def _compile(code):
-    lines, first = inspect.getsourcelines(code)
+    lines, first = source_lines(code)
     tree = ast.parse(textwrap.dedent("".join(lines)))
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
         raise Unsupported("source that is not one function")
