@@ -32,7 +32,7 @@ from test_grading import cache_option
 
 import gpusim
 from course import kernelsource
-from course.grade import gpu
+from course.grade import gpu, preview
 from course.grade.gputiming import Device
 from course.grade.shards import MANIFEST, Shard, ShardError, merge
 
@@ -198,6 +198,17 @@ def test_gradescope_gives_each_task_the_points_of_grades_csv_and_hides_only_the_
     for test in results["tests"]:
         assert (test["visibility"] == "after_published") == ("Hidden tests" in test["output"])
         assert "seed=" not in test["output"] or test["visibility"] == "visible"
+    assert "points" not in results["output"]  # the total would tell hidden results before publishing
+    assert "```" not in json.dumps(results)  # plain text: the feedback files' Markdown fences left out
+    before = preview.render(results, before_publishing=True)
+    assert "hidden until the grades are published" in before and "Hidden tests (other" not in before
+    assert "Visible tests" in before and "Hidden tests (other" in preview.render(results)
+
+
+def test_the_results_preview_escapes_learner_text():
+    page = preview.render({"score": 0, "output": "<b>x</b>", "tests": [
+        {"name": "<script>alert(1)</script>", "score": 0, "max_score": 1, "output": "</pre><img src=x>"}]})
+    assert "<script>" not in page and "<img" not in page and "&lt;script&gt;" in page
 
 
 def test_gradescope_reports_nothing_handed_in_an_unreadable_notebook_and_a_crash(one_machine, tmp_path):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -75,18 +76,28 @@ def _capped(text: str, limit: int) -> str:
     return safe_text(text, limit, lines=True)
 
 
-def _notebook_lines(grade: SubmissionGrade) -> list[str]:
-    lines = [f"{file_name(grade.assignment)}: {number(grade.points)} of {number(grade.max_points)} points."]
+def _notebook_lines(grade: SubmissionGrade, points: bool = True) -> list[str]:
+    lines = [f"{file_name(grade.assignment)}: {number(grade.points)} of {number(grade.max_points)} points."
+             if points else f"{file_name(grade.assignment)}:"]
     if grade.problem:
         lines.append(f"This notebook could not be graded: {safe_text(grade.problem, MAX_NOTE)}.")
     lines += [f"- {safe_text(note, MAX_NOTE)}" for note in grade.notes]
-    return lines
+    return lines if points or len(lines) > 1 else []
 
 
-def _summary(grades: list[SubmissionGrade]) -> str:
+def _summary(grades: list[SubmissionGrade], points: bool = True) -> str:
+    """The notebooks' notes; with their points unless ``points`` is false (they would tell hidden results)."""
     if not grades:
         return "No files were handed in."
-    return "\n".join(line for grade in grades for line in _notebook_lines(grade))
+    return "\n".join(line for grade in grades for line in _notebook_lines(grade, points))
+
+
+FENCE = re.compile(r"`{3,}(text)?")
+
+
+def _plain(lines: list[str]) -> str:
+    """Feedback lines as plain text (the platforms show it in a <pre>): the Markdown fences left out."""
+    return "\n".join(line for line in lines if not FENCE.fullmatch(line)).strip()
 
 
 def gradescope_results(grades: list[SubmissionGrade], hidden_visibility: str = "after_published") -> dict:
@@ -102,13 +113,15 @@ def gradescope_results(grades: list[SubmissionGrade], hidden_visibility: str = "
             status = "passed" if task.points == task.task.points else "failed"
             scored = {"name": name, "score": task.points, "max_score": task.task.points, "status": status}
             if not any(call.hidden for call in task.task.calls) or not task.calls:
-                tests.append({**scored, "visibility": "visible", "output": "\n".join(task_feedback(task))})
+                tests.append({**scored, "visibility": "visible", "output": _plain(task_feedback(task))})
                 continue
             tests.append({"name": f"{name}: visible tests", "score": 0, "max_score": 0,
-                          "visibility": "visible", "output": "\n".join(visible_feedback(task))})
+                          "visibility": "visible", "output": _plain(visible_feedback(task))})
             tests.append({**scored, "visibility": hidden_visibility,
-                          "output": "\n".join(hidden_feedback(task))})
-    results = {"score": sum(grade.points for grade in grades), "output": _summary(grades),
+                          "output": _plain(hidden_feedback(task))})
+    shown = hidden_visibility == "visible" or not any(call.hidden for grade in grades for task in grade.tasks
+                                                      for call in task.task.calls)
+    results = {"score": sum(grade.points for grade in grades), "output": _summary(grades, shown),
                "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
     return _within_limit(results)
 
@@ -123,7 +136,7 @@ def prairielearn_results(grades: list[SubmissionGrade]) -> dict:
                 "output": _summary(grades)}
     tests = [{"name": f"{file_name(grade.assignment)} / {task.task.grade_id}", "points": task.points,
               "max_points": task.task.points, "message": task.status,
-              "output": "\n".join(task_feedback(task))}
+              "output": _plain(task_feedback(task))}
              for grade in grades for task in grade.tasks]
     total = sum(grade.max_points for grade in grades)
     results = {"gradable": True, "score": sum(grade.points for grade in grades) / total if total else 0.0,
