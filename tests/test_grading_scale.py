@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jsonschema
@@ -28,7 +29,7 @@ from grading import hostile, learners, platform_schemas
 from grading.fake_class import write_class
 from grading.slurm_cluster import SlurmCluster, missing
 from notebook_runs import ROOT
-from test_grading import cache_option
+from test_grading import Listeners, _sandbox_problem, cache_option
 
 import gpusim
 from course import kernelsource
@@ -224,6 +225,60 @@ def test_gradescope_reports_nothing_handed_in_an_unreadable_notebook_and_a_crash
     crashing = tmp_path / "class" / "exiter" / f"{learners.A01}.ipynb"
     crashed = _gradescope(tmp_path / "crashed", {crashing.name: crashing.read_bytes()})
     assert crashed["score"] == hostile.EXPECTED["exiter"][learners.A01][0]
+
+
+def _gradescope_run(root: Path) -> dict:
+    """run_autograder's work for the submission laid out under ``root``: the entry point, as a process."""
+    run = subprocess.run([sys.executable, "-m", "course.grade.platforms", "gradescope", "--root", str(root),
+                          *(f"--assignment={name}" for name in ASSIGNMENTS), *OPTIONS,
+                          "--max-notebook-mb", str(hostile.MAX_NOTEBOOK_MB), *cache_option(os.geteuid())],
+                         cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=GUARD_S)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(results, platform_schemas.GRADESCOPE)
+    return results
+
+
+def _by_assignment(results: dict) -> dict[str, tuple]:
+    """(points, passed or failed per task) per assignment, as hostile.EXPECTED states grades."""
+    grades: dict[str, list] = {}
+    for test in results["tests"]:
+        if test["name"].endswith(": visible tests"):
+            continue
+        assignment = test["name"].split(" / ")[0]
+        grades.setdefault(assignment, []).append(test)
+    return {name: (sum(test["score"] for test in tests),
+                   tuple("passed" if test["status"] == "passed" else "failed" for test in tests))
+            for name, tests in grades.items()}
+
+
+@pytest.mark.timeout(GUARD_S)
+def test_the_hostile_class_gets_the_same_grades_through_gradescope(tmp_path):
+    """Every hostile learner's folder handed in alone, as Gradescope hands a submission to its container:
+    the same points per task as make grade gives them (tests/grading/hostile.py)."""
+    sandboxed = not _sandbox_problem()
+    names = sorted(set(hostile.EXPECTED) - (set() if sandboxed else set(hostile.NEEDS_SANDBOX)))
+    listeners = Listeners(tmp_path / "sockets")
+    try:
+        context = listeners.context(tmp_path / "class", tmp_path / "out")
+        hostile.write_hostile_class(tmp_path / "class", context, set(names))
+        for name in names:
+            (tmp_path / "roots" / name).mkdir(parents=True)
+            if (tmp_path / "class" / name).exists():
+                os.rename(tmp_path / "class" / name, tmp_path / "roots" / name / "submission")
+        with ThreadPoolExecutor(2) as pool:
+            results = dict(zip(names, pool.map(_gradescope_run, [tmp_path / "roots" / n for n in names]),
+                               strict=True))
+    finally:
+        listeners.close()
+    flag = {"passed": "passed"}
+    wrong = {}
+    for name in names:
+        expected = {assignment: (points, tuple(flag.get(status, "failed") for status in statuses))
+                    for assignment, (points, statuses) in hostile.EXPECTED[name].items()}
+        if _by_assignment(results[name]) != expected:
+            wrong[name] = (_by_assignment(results[name]), expected)
+    assert wrong == {}, wrong
 
 
 def test_prairielearn_results_follow_its_format_and_a_forged_results_file_changes_nothing(one_machine,
