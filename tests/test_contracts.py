@@ -201,6 +201,16 @@ def test_a_plain_python_contract_judges_its_reads_and_needs_no_reference_profile
 
 # --------------------------------------------------------------------------------------- profiles, limits
 
+def test_a_profile_is_measured_under_the_default_schedule_only(monkeypatch):
+    def no_other_schedules(*args):
+        raise AssertionError("the reference's counters need no other schedule")
+
+    monkeypatch.setattr(common, "run_under_schedules", no_other_schedules)
+    task = part08.RING_ROW_MAX
+    case = next(case for case in task.cases if task.schedules(case))
+    assert profiles.measure(task, case) == profiles.stored(task, case)
+
+
 def test_the_tables_of_profiles_are_what_the_reference_solutions_measure():
     result = subprocess.run([sys.executable, "tools/make_profiles.py", "--check"], cwd=ROOT,
                             capture_output=True, text=True, timeout=900)
