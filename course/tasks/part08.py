@@ -560,7 +560,7 @@ def check_double_buffered_matmul(kernel, seeds=None) -> None:
 
 # ----------------------------------------------------------------------------------- 4. the ring buffer
 
-RING_SIZES = ((1, 1), (2, 31), (3, 32), (3, 33), (2, 64), (3, 100), (2, 250))  # (rows, length)
+RING_SIZES = ((1, 1), (2, 31), (3, 32), (3, 33), (2, 64), (2, 100), (2, 250))  # (rows, length)
 RING_HIDDEN = ((2, 513), (4, 65), (1, 97))
 RING_INPUTS = ("mixed", "negative", "mixed", "wide", "wide", "mixed", "negative")  # of the visible examples
 RING_FLAG_BYTES = FLAG_INTS * 4  # int32 flags the ring kernel may keep in shared memory besides the ring
@@ -569,7 +569,7 @@ RING_DRAWN_ROWS, RING_DRAWN_LENGTH = 2, 300  # drawn cases: rows past the visibl
 # Cases whose rows refill every slot at least once (more than SLOTS tiles) and are short enough run again
 # under gpusim's other schedules: each warp held back, each run ahead, and a seeded random order.
 RING_SCHEDULED_TILES = (SLOTS + 1, 2 * SLOTS)
-RING_SCHEDULED_ROWS = 3
+RING_SCHEDULED_ROWS = 2
 RING_FAMILIES = (
     Family("mixed", "rows of four kinds in turn: the maximum last, in the last (partial) tile; every value "
                     "negative; zeros with ±3e30; a constant row"),
