@@ -1,7 +1,7 @@
 """Checks derived from contracts (course.tasks.contract): the cases a contract draws, the limits its method
 takes from the reference solution's profile, shrinking, hints in steps, and the tables of profiles. The pilot
-contracts are those of Parts 1 and 5, then Parts 2 to 4; their notebooks and wrong solutions are covered by
-test_exercises.py."""
+contracts are those of Parts 1 and 5, then Parts 2 to 4, 6 and 7, 8 and 9; their notebooks and wrong
+solutions are covered by test_exercises.py."""
 
 import os
 import subprocess
@@ -26,6 +26,8 @@ from course.tasks import (  # noqa: E402
     part05,
     part06,
     part07,
+    part08,
+    part09,
     profiles,
     references,
 )
@@ -33,7 +35,7 @@ from course.tasks.contract import COUNTERS, Budgeted, Unbudgeted  # noqa: E402
 
 cuda = utils.cuda
 ROOT = common.REPOSITORY
-PARTS = (part01, part02, part03, part04, part05, part06, part07)
+PARTS = (part01, part02, part03, part04, part05, part06, part07, part08, part09)
 CONTRACT_TASKS = [task for part in PARTS for task in part.TASKS if task.contract is not None]
 IDS = [task.contract.name for task in CONTRACT_TASKS]
 
@@ -172,8 +174,9 @@ def test_every_counter_is_budgeted_or_says_why_not(task):
     for entry in entries.values():
         if isinstance(entry, Unbudgeted):
             assert len(entry.why) > 10 and "\n" not in entry.why
-    if not task.contract.measured:  # a plain-Python task: no kernel, its reads and state judged instead
-        assert task.reads_rule is not None and all(isinstance(e, Unbudgeted) for e in entries.values())
+    if not task.contract.measured:  # no gpusim kernel: its reads, state or a further check judged instead
+        assert all(isinstance(e, Unbudgeted) for e in entries.values())
+        assert task.reads_rule is not None or not task.chunked
         return
     shared = entries["static_shared_bytes"]
     assert isinstance(shared, Budgeted) and shared.least is not None, "shared memory bounded on both sides"
@@ -197,6 +200,16 @@ def test_a_plain_python_contract_judges_its_reads_and_needs_no_reference_profile
 
 
 # --------------------------------------------------------------------------------------- profiles, limits
+
+def test_a_profile_is_measured_under_the_default_schedule_only(monkeypatch):
+    def no_other_schedules(*args):
+        raise AssertionError("the reference's counters need no other schedule")
+
+    monkeypatch.setattr(common, "run_under_schedules", no_other_schedules)
+    task = part08.RING_ROW_MAX
+    case = next(case for case in task.cases if task.schedules(case))
+    assert profiles.measure(task, case) == profiles.stored(task, case)
+
 
 def test_the_tables_of_profiles_are_what_the_reference_solutions_measure():
     result = subprocess.run([sys.executable, "tools/make_profiles.py", "--check"], cwd=ROOT,

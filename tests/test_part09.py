@@ -371,13 +371,27 @@ def test_three_language_harness_carries_over_the_rows_of_languages_not_measured_
 
 
 def test_the_ring_step_hint_points_first_and_derives_on_request(capsys):
-    part09.hint("ring_step")
+    part09.hint("ring_step", 1)
     nudge = capsys.readouterr().out
     part09.hint("ring_step", 2)
     derivation = capsys.readouterr().out
     assert "alpha = exp(m - m_new)" in derivation and "exp(m - m_new)" not in nudge
-    with pytest.raises(part09.CheckFailed, match="'ring_step'"):
-        part09.hint("stripes")
+    part09.hint("stripes", 1)
+    assert "np.arange" not in capsys.readouterr().out
+
+
+def test_the_contracts_draw_blocks_past_the_examples_and_rows_below_minus_1e4():
+    blocks = {case.params["block"] for case in part09.SCALED_ADD.cases}
+    assert max(blocks) > max(part09.VECTOR_BLOCKS) and blocks <= set(part09.POWERS_OF_TWO)
+    softmax = part09.TRITON_SOFTMAX
+    deep = [part09._softmax_args(case)["x"] for case in softmax.cases if case.inputs == "deep"]
+    assert deep and all(x.max() < -1e4 for x in deep)
+    for case in part09.RING_STEP.cases:
+        if case.inputs == "deep":
+            args = part09._ring_args(case)
+            scores = args["q"].astype(np.float64) @ args["k"].astype(np.float64).T / np.sqrt(case.params["d"])
+            assert scores.max() < -1e4
+    assert part09.STRIPES_CONTRACT.sizes[0].drawn > max(n for n, _ in part09.STRIPE_SIZES)
 
 
 def test_an_unwritten_scaled_add_element_is_named_as_the_checks_sentinel():

@@ -7,6 +7,14 @@ counted, on tensors with NaN margins and, for the softmax, rows padded like a sl
 :mod:`course.tasks.tritongate` (Triton's own compiler front end must accept them). All four tasks are plain
 calls for :func:`common.check_function`: the call returns the outputs, ``common.judge`` compares them with a
 float64 (or exact) reference, and a further check per case reads the counts and the compiler's verdict.
+
+Each task has a contract (:mod:`course.tasks.contract`): any n and any power-of-two BLOCK for the vector
+operation (drawn up to BLOCK = 4096, past the 64 and 128 of the examples), any rows, columns (BLOCK up to
+8192) and row padding for the softmax, any n, p, d and both layouts for the ring step, any n and p for the
+stripes; input families that cover every sign and magnitude, and rows whose values or visible scores all lie
+below -1e4 (a padding or mask filled with -1e4 instead of -inf, or a maximum that starts there, outweighs
+them). None of the four runs under gpusim, so their methods are judged by Triton's watch and the layout's
+work (``contract.no_kernel``), not by gpusim's counters.
 """
 
 from __future__ import annotations
@@ -16,12 +24,17 @@ import math
 
 import numpy as np
 
-from .common import Case, CheckFailed, Output, Task, check_function, make_cases
+from .common import Case, CheckFailed, Output, Task, check_function, print_hint
+from .contract import Contract, Family, Size, Solution, no_kernel
+from .inputs import signed_magnitudes
 
-VECTOR_BLOCKS = (64, 128)  # BLOCK values the check launches scaled_add_kernel with
+VECTOR_BLOCKS = (64, 128)  # BLOCK values of the visible examples of scaled_add_kernel
+NOTEBOOK = "09_languages_and_many_gpus"
+TRITON_MAX_BLOCK = 1 << 20  # Triton's largest tensor (TRITON_MAX_TENSOR_NUMEL)
+POWERS_OF_TWO = tuple(1 << e for e in range(21))
 SENTINEL = -1.0  # written into softmax outputs before the launch: a softmax is never negative
-# Written into scaled_add's output before the launch; |alpha * x + y| <= 40 in every case, and the value is
-# exact in float32, so that an element still holding it is reported as never written, by that name.
+# Written into scaled_add's output before the launch: exact in float32, and no family draws it, so that an
+# element still holding it is reported as never written, by that name.
 VECTOR_SENTINEL = 12345.0
 TRITON_MISSING = ("Triton is not installed here, so this exercise cannot run. It has wheels for Linux on "
                   "x86-64 (`make lab` installs it there); on other systems read the solution, or run the "
@@ -77,32 +90,72 @@ def _budget(task: Task, case: Case, used: int, limit: int, what: str, rule: str,
 VECTOR_PARAMETERS = ("x_ptr", "y_ptr", "out_ptr", "n", "alpha", "BLOCK")
 
 
+VECTOR_FAMILIES = (
+    Family("uniform", "x and y uniform in [-10, 10], alpha one of 2.5, -0.75, 3"),
+    Family("wide", "x and y of random signs, magnitudes log-uniform from 1e-15 to 1e15, a tenth of them 0; "
+                   "alpha of either sign, from 1e-3 to 1e3"),
+    Family("negative", "x, y and alpha all negative, magnitudes log-uniform from 1e-15 to 1e15 (alpha 1e-3 "
+                       "to 1e3)"),
+)
+
+
 def _vector_args(case: Case) -> dict:
     rng = np.random.default_rng([case.seed, 1])
     n = case.params["n"]
-    return {"x": rng.uniform(-10, 10, n).astype(np.float32), "y": rng.uniform(-10, 10, n).astype(np.float32),
-            "alpha": float(rng.choice([2.5, -0.75, 3.0])), "block": case.params["block"]}
+    if case.inputs in ("wide", "negative"):
+        x, y = signed_magnitudes(rng, n), signed_magnitudes(rng, n)
+        alpha = float(rng.choice((-1.0, 1.0)) * 10.0 ** rng.uniform(-3, 3))
+        if case.inputs == "negative":
+            x, y, alpha = -np.abs(x), -np.abs(y), -abs(alpha)
+    else:
+        x, y = rng.uniform(-10, 10, n), rng.uniform(-10, 10, n)
+        alpha = float(rng.choice([2.5, -0.75, 3.0]))
+    return {"x": x.astype(np.float32), "y": y.astype(np.float32), "alpha": alpha,
+            "block": case.params["block"]}
 
 
 VECTOR_SIZES = [(1, 64), (5, 128), (63, 64), (64, 64), (65, 64), (127, 128), (128, 128), (129, 128),
-                (1000, 64), (1000, 128)]
+                (1000, 64), (1000, 128), (700, 256)]
+VECTOR_HIDDEN = [(3001, 128), (2, 64)]
+VECTOR_DRAWN_N, VECTOR_DRAWN_BLOCK, VECTOR_DRAWN_PROGRAMS = 5000, 4096, 16
+SCALED_ADD_CONTRACT = Contract(
+    name="part09.scaled_add_kernel",
+    sizes=(Size("block", 1, TRITON_MAX_BLOCK, VECTOR_DRAWN_BLOCK, "BLOCK, the tile of one program: any power "
+                                                                   "of two", choices=POWERS_OF_TWO),
+           Size("n", 1, None, lambda p: min(VECTOR_DRAWN_N, VECTOR_DRAWN_PROGRAMS * p["block"]),
+                "elements; cdiv(n, BLOCK) programs")),
+    inputs=VECTOR_FAMILIES,
+    method=no_kernel("a Triton kernel, run under Triton's interpreter, not gpusim: the check counts its "
+                     "loads and stores through the watch and asks Triton's compiler"),
+    solution=Solution(NOTEBOOK, (("kernel", "scaled_add_kernel"),)),
+    examples=tuple({"n": n, "block": b} for n, b in VECTOR_SIZES),
+    hidden_examples=tuple({"n": n, "block": b} for n, b in VECTOR_HIDDEN),
+    drawn=3,
+    block_sizes="any power of two BLOCK (one program of BLOCK lanes per tile), up to Triton's 2**20",
+)
 SCALED_ADD = Task(
     name="scaled_add_kernel",
-    cases=make_cases([{"n": n, "block": b} for n, b in VECTOR_SIZES]),
+    cases=SCALED_ADD_CONTRACT.cases(),
+    contract=SCALED_ADD_CONTRACT,
     make_args=_vector_args,
     outputs=(Output("out", fill=VECTOR_SENTINEL),),
     reference=lambda case, args: {"out": args["alpha"] * args["x"].astype(np.float64) + args["y"]},
+    scale=lambda case, args: {"out": np.abs(args["alpha"] * args["x"].astype(np.float64))
+                              + np.abs(args["y"].astype(np.float64))},
+    scale_words="(|alpha·x| + |y|)",
     configure=lambda case: None,  # the check launches the kernel itself
     rtol=1e-6,
-    atol=1e-5,
+    atol=0.0,
     summary="every access inside the arrays, one tl.load per input per program, each element loaded and "
-            "stored once",
-    hint="out[i] = alpha * x[i] + y[i]. Program pid covers offsets pid * BLOCK + tl.arange(0, BLOCK).",
+            "stored once, for any power-of-two BLOCK",
+    hint="out[i] = alpha * x[i] + y[i]: each program handles one tile of BLOCK consecutive elements, BLOCK "
+         "being whatever the launch passes.",
+    more_hints=("Program pid covers offsets pid * BLOCK + tl.arange(0, BLOCK); mask = offsets < n switches "
+                "off the lanes past the end; pass mask= to both tl.load calls and to tl.store.",),
     unwritten_hint="The grid has cdiv(n, BLOCK) programs; program pid must write all of its BLOCK offsets "
                    "below n: offsets = pid * BLOCK + tl.arange(0, BLOCK), with BLOCK the parameter.",
     error_hints={"OutOfBoundsAccess": MASK_HINT,
                  "TypeError": "Keep the kernel's parameters as the cell gives them."},
-    hidden_sizes=({"n": 3001, "block": 128}, {"n": 2, "block": 64}),
 )
 
 
@@ -138,7 +191,7 @@ def try_scaled_add(kernel, x, y, alpha: float, block: int) -> np.ndarray:
 
 def check_scaled_add(kernel, seeds=None) -> None:
     """Check cell: out = alpha * x + y, launched as kernel[(cdiv(n, BLOCK),)](x, y, out, n, alpha,
-    BLOCK=BLOCK) with BLOCK = 64 or 128."""
+    BLOCK=BLOCK) with BLOCK = 64 or 128 and drawn powers of two up to 4096."""
     _triton()
     task = SCALED_ADD.with_seeds(seeds) if seeds else SCALED_ADD
     runs = _Runs()
@@ -153,7 +206,7 @@ def check_scaled_add(kernel, seeds=None) -> None:
         counts, n = runs.counts, case.params["n"]
         return (_budget(task, case, counts.stored["out"], n, "element stores to out", "each element once",
                         "the programs' tiles overlap: program pid must cover pid * BLOCK ... pid * BLOCK + "
-                        "BLOCK - 1, with BLOCK the parameter (the check launches BLOCK = 64 and 128).")
+                        "BLOCK - 1, with BLOCK the parameter (the check launches it with any power of two).")
                 or _budget(task, case, counts.max_program_load_calls, 2, "tl.load calls in one program",
                         "one for the x tile and one for the y tile",
                         "load the whole tile with one tl.load(x_ptr + offsets, mask=mask): a loop of "
@@ -183,9 +236,31 @@ def softmax_inputs(rows: int, cols: int, seed: int) -> np.ndarray:
     return x.astype(np.float32)
 
 
+SOFTMAX_FAMILIES = (
+    Family("shifted", "rows offset by ±300, 120, 95 or 0, spread by 1, 8 or 30 (exp overflows or underflows "
+                      "without the max shift); row 0's maximum in its last column, one row constant"),
+    Family("wide", "logits of random signs, magnitudes log-uniform from 1e-3 to 3e3, a tenth of them 0"),
+    Family("deep", "every logit below -1e4: each row offset log-uniformly from -1.1e4 to -1e6, spread by 1, "
+                   "8 or 30 (a padding lane filled with -1e4 instead of -inf outweighs them all)"),
+)
+DEEP_DEPTHS = (4.05, 6.0)  # exponents of ten: a deep row's offset lies between -1.12e4 and -1e6
+
+
+def _softmax_family(family: str, rows: int, cols: int, seed: int) -> np.ndarray:
+    """float32 logits of one of SOFTMAX_FAMILIES."""
+    if family == "shifted":
+        return softmax_inputs(rows, cols, seed)
+    rng = np.random.default_rng([seed, 9, 1])
+    if family == "wide":
+        return signed_magnitudes(rng, (rows, cols), (-3.0, 3.5)).astype(np.float32)
+    offsets = -(10.0 ** rng.uniform(*DEEP_DEPTHS, size=(rows, 1))) - 30.0
+    spreads = rng.choice([1.0, 8.0, 30.0], size=(rows, 1))
+    return (offsets + spreads * rng.uniform(-1.0, 1.0, size=(rows, cols))).astype(np.float32)
+
+
 def _softmax_args(case: Case) -> dict:
     p = case.params
-    return {"x": softmax_inputs(p["rows"], p["cols"], case.seed), "pad": p["pad"]}
+    return {"x": _softmax_family(case.inputs, p["rows"], p["cols"], case.seed), "pad": p["pad"]}
 
 
 def _softmax64(x):
@@ -197,29 +272,51 @@ def _softmax64(x):
 # Rows longer than 1024 columns too: a kernel that hard-codes tl.arange(0, 1024) instead of BLOCK fails.
 SOFTMAX_SIZES = [(1, 1, 0), (3, 7, 3), (2, 64, 0), (4, 65, 16), (5, 100, 7), (2, 257, 0), (1, 31, 1),
                  (3, 128, 128), (2, 1100, 5)]
+SOFTMAX_INPUTS = ("shifted", "shifted", "deep", "shifted", "wide", "shifted", "deep", "shifted", "shifted")
+SOFTMAX_HIDDEN = [(6, 513, 9, "shifted"), (2, 2, 30, "deep"), (1, 2500, 3, "shifted")]
+SOFTMAX_DRAWN_ROWS, SOFTMAX_DRAWN_COLS, SOFTMAX_DRAWN_PAD = 4, 5000, 64  # BLOCK up to 8192
+SOFTMAX_CONTRACT = Contract(
+    name="part09.softmax_kernel",
+    sizes=(Size("rows", 1, None, SOFTMAX_DRAWN_ROWS, "rows, one program each"),
+           Size("cols", 1, None, SOFTMAX_DRAWN_COLS, "columns: BLOCK = next_power_of_2(cols)"),
+           Size("pad", 0, None, SOFTMAX_DRAWN_PAD, "elements between a row's end and the next row's start "
+                                                  "in x (a slice of a wider matrix)")),
+    inputs=SOFTMAX_FAMILIES,
+    method=no_kernel("a Triton kernel, run under Triton's interpreter, not gpusim: the check counts its "
+                     "loads and stores through the watch and asks Triton's compiler"),
+    solution=Solution(NOTEBOOK, (("kernel", "softmax_kernel"),)),
+    examples=tuple({"rows": r, "cols": c, "pad": pad, "inputs": family}
+                   for (r, c, pad), family in zip(SOFTMAX_SIZES, SOFTMAX_INPUTS, strict=True)),
+    hidden_examples=tuple({"rows": r, "cols": c, "pad": pad, "inputs": family}
+                          for r, c, pad, family in SOFTMAX_HIDDEN),
+    drawn=2,
+    block_sizes="BLOCK = next_power_of_2(n_cols), set by the check: any power of two",
+)
 TRITON_SOFTMAX = Task(
     name="softmax_kernel",
-    cases=make_cases([{"rows": r, "cols": c, "pad": pad} for r, c, pad in SOFTMAX_SIZES]),
+    cases=SOFTMAX_CONTRACT.cases(),
+    contract=SOFTMAX_CONTRACT,
     make_args=_softmax_args,
     outputs=(Output("out", fill=SENTINEL),),
     reference=lambda case, args: {"out": _softmax64(args["x"])},
     configure=lambda case: None,  # the check launches the kernel itself
     rtol=1e-5,
     atol=1e-8,
-    summary="each element of x read once, every access inside the arrays, on logits up to ±330",
-    hint="Row r starts at x_ptr + r * x_row_stride (x is a slice of a wider matrix: its rows are farther "
-         "apart than n_cols). Load the row with mask=cols < n_cols and other=-float('inf') (padding lanes "
-         "must not win the max, and exp(-inf) = 0 keeps them out of the sum), subtract tl.max, exponentiate, "
-         "divide by tl.sum. NaN or inf means exp() overflowed (float32 overflows above about 88.7): subtract "
-         "the max.",
+    summary="each element of x read once, every access inside the arrays, on logits up to ±3e3 and rows "
+            "below -1e4",
+    hint="A fused softmax loads its row once, as one tile of BLOCK lanes, and reduces it in registers. The "
+         "lanes past n_cols must take no part in the max or the sum, whatever the row's values (all of them "
+         "may lie below -1e4). NaN or inf means exp() overflowed (float32 overflows above about 88.7).",
+    more_hints=("Row r starts at x_ptr + r * x_row_stride (x is a slice of a wider matrix: its rows are "
+                "farther apart than n_cols). Load the row with mask=cols < n_cols and other=-float('inf') "
+                "(padding lanes must not win the max, and exp(-inf) = 0 keeps them out of the sum), subtract "
+                "tl.max, exponentiate, divide by tl.sum.",),
     unwritten_hint="Program r writes row r: every column below n_cols, at out_ptr + r * out_row_stride + "
                    "cols.",
     error_hints={"OutOfBoundsAccess": "Row r of x starts at x_ptr + r * x_row_stride, and only its first "
                                       "n_cols lanes exist: mask every tl.load and tl.store with "
                                       "cols < n_cols.",
                  "TypeError": "Keep the kernel's parameters as the cell gives them."},
-    hidden_sizes=({"rows": 6, "cols": 513, "pad": 9}, {"rows": 2, "cols": 2, "pad": 30},
-                  {"rows": 1, "cols": 2500, "pad": 3}),
 )
 
 
@@ -292,19 +389,50 @@ def ring_positions(n: int, p: int, layout: str) -> list[np.ndarray]:
 EARLIER_KEYS = 3  # keys a device has already folded in before the check's ring starts, in some cases
 
 
+RING_FAMILIES = (
+    Family("mixed", "q, k, v uniform in [-1, 1], the last key three times larger; q scaled by 1, 40 or 3000 "
+                    "(scores up to thousands) with the seed, and in one case of three every device starting "
+                    "from a state that already holds 3 earlier keys"),
+    Family("deep", "scores rising with the key's position by 30, every one below -1e4: each query's top "
+                   "score log-uniform from -1.1e4 to -1e6 (a masked key filled with -1e4 instead of -inf, "
+                   "or a maximum that starts there, outweighs them all)"),
+    Family("scaled", "q and k uniform in [-1, 1] times a factor log-uniform from 1e-3 to 3, v times one from "
+                     "1e-3 to 1e3"),
+)
+RING_GAP = 30.0  # score step between neighbouring keys of a deep row
+
+
+def _ring_qkv(family: str, n: int, d: int, rng: np.random.Generator, seed: int):
+    """float64 q, k, v (n x d) of one of RING_FAMILIES."""
+    if family == "deep":
+        scale = 1.0 / math.sqrt(d)
+        k, q = np.zeros((n, d)), np.zeros((n, d))
+        k[:, 0], k[:, d - 1] = np.arange(n), 1.0
+        q[:, 0] = RING_GAP / scale
+        q[:, d - 1] = (-(10.0 ** rng.uniform(*DEEP_DEPTHS, n)) - RING_GAP * (n - 1)) / scale
+        return q, k, rng.uniform(-1.0, 1.0, (n, d))
+    if family == "scaled":
+        q, k = (rng.uniform(-1.0, 1.0, (n, d)) * 10.0 ** rng.uniform(-3.0, 0.5) for _ in range(2))
+        return q, k, rng.uniform(-1.0, 1.0, (n, d)) * 10.0 ** rng.uniform(-3.0, 3.0)
+    loud = (1.0, 40.0, 3000.0)[seed % 3]  # scores up to thousands: float32 exp overflows without the max
+    q, k, v = (rng.uniform(-1.0, 1.0, size=(n, d)) for _ in range(3))
+    k[-1] *= 3.0  # the last key stands out: for most queries the max arrives with the last block
+    return q * loud, k, v
+
+
 def _ring_args(case: Case) -> dict:
     p = case.params
     rng = np.random.default_rng([case.seed, 5])
-    loud = (1.0, 40.0, 3000.0)[case.seed % 3]  # scores up to thousands: float32 exp overflows without the max
-    q, k, v = (rng.uniform(-1.0, 1.0, size=(p["n"], p["d"])) for _ in range(3))
-    k[-1] *= 3.0  # the last key stands out: for most queries the max arrives with the last block
+    family = case.inputs or "mixed"
+    q, k, v = _ring_qkv(family, p["n"], p["d"], rng, case.seed)
     layout = ("contiguous", "striped")[p["striped"]]
     orders = [rng.permutation(p["p"]) for _ in range(p["p"])]  # each device meets the blocks in its own order
-    # In one case of three every device starts from a state that already holds EARLIER keys (positions before
-    # 0, seen by every query), as after a previous ring pass: ring_step must fold into the state it is given.
-    earlier = EARLIER_KEYS if case.seed % 3 == 2 else 0
+    # In one mixed case of three every device starts from a state that already holds EARLIER keys (positions
+    # before 0, seen by every query), as after a previous ring pass: ring_step must fold into the state it is
+    # given.
+    earlier = EARLIER_KEYS if family == "mixed" and case.seed % 3 == 2 else 0
     k0, v0 = (rng.uniform(-1.0, 1.0, size=(earlier, p["d"])).astype(np.float32) for _ in range(2))
-    arrays = {"q": (q * loud).astype(np.float32), "k": k.astype(np.float32), "v": v.astype(np.float32),
+    arrays = {"q": q.astype(np.float32), "k": k.astype(np.float32), "v": v.astype(np.float32),
               "k0": k0, "v0": v0}
     for a in arrays.values():
         a.flags.writeable = False
@@ -382,24 +510,45 @@ RING_DERIVATION = (
     "m_new is -inf use 0 in the exponents (exp(-inf - (-inf)) is NaN). The blocks come in any order: the "
     "largest score may arrive last. ring_step must use only its arguments: the check runs several devices' "
     "steps interleaved, and sometimes starts a device from a state that already holds earlier keys.")
-HINT_LEVELS = "tasks.hint(\"{task}\", 2) shows the whole derivation."
 
+RING_KEYS = ("n", "p", "d", "causal", "striped")
 RING_SIZES = [(8, 2, 4, 0, 0), (8, 2, 4, 1, 0), (12, 3, 8, 1, 0), (12, 3, 8, 1, 1), (13, 4, 8, 1, 1),
               (10, 4, 4, 0, 1), (17, 3, 16, 1, 0), (5, 5, 4, 1, 1), (1, 1, 4, 1, 0), (30, 4, 8, 1, 1)]
+RING_FAMILY_SIZES = [((20, 4, 8, 1, 0), "deep"), ((9, 3, 4, 1, 1), "deep"), ((14, 3, 8, 0, 1), "scaled")]
+RING_HIDDEN = [((40, 5, 8, 1, 0), "mixed"), ((21, 2, 4, 1, 1), "mixed"), ((11, 4, 2, 1, 1), "deep")]
+RING_DRAWN_N, RING_DRAWN_D = 40, 16  # past the longest example (30); p up to n + 2 (devices with no keys)
+RING_STEP_CONTRACT = Contract(
+    name="part09.ring_step",
+    sizes=(Size("n", 1, None, RING_DRAWN_N, "positions in the sequence"),
+           Size("p", 1, None, lambda q: q["n"] + 2, "devices in the ring (more than n: some hold nothing)"),
+           Size("d", 2, None, RING_DRAWN_D, "the head dimension"),
+           Size("causal", 0, 1, 1, "1: a query sees only keys at its position or before"),
+           Size("striped", 0, 1, 1, "1: striped layout, 0: contiguous blocks")),
+    inputs=RING_FAMILIES,
+    method=no_kernel("plain Python, no kernel: the check folds every device's blocks with it, in random "
+                     "orders, and compares the result with float64 attention"),
+    solution=Solution(NOTEBOOK, (("function", "ring_step"),)),
+    examples=tuple({**dict(zip(RING_KEYS, size, strict=True)), "inputs": family}
+                   for size, family in [(size, "mixed") for size in RING_SIZES] + RING_FAMILY_SIZES),
+    hidden_examples=tuple({**dict(zip(RING_KEYS, size, strict=True)), "inputs": family}
+                          for size, family in RING_HIDDEN),
+    drawn=3,
+    block_sizes="no kernel",
+)
 RING_STEP = Task(
     name="ring_step",
-    cases=make_cases([{"n": n, "p": p, "d": d, "causal": c, "striped": s} for n, p, d, c, s in RING_SIZES]),
+    cases=RING_STEP_CONTRACT.cases(),
+    contract=RING_STEP_CONTRACT,
     make_args=_ring_args,
     outputs=(Output("o", fill=None), Output("lse", fill=None)),
     reference=_ring_reference,
     configure=lambda case: None,  # no launch: a plain function
     rtol=1e-4,
     atol=1e-5,
-    summary="O and logsumexp equal float64 attention for random block orders, scores up to thousands, "
-            "causal and not",
-    hint=RING_NUDGE + " (" + HINT_LEVELS.format(task="ring_step") + ")",
-    hidden_sizes=({"n": 40, "p": 5, "d": 8, "causal": 1, "striped": 0},
-                  {"n": 21, "p": 2, "d": 4, "causal": 1, "striped": 1}),
+    summary="O and logsumexp equal float64 attention for random block orders, scores up to thousands and "
+            "below -1e4, causal and not",
+    hint=RING_NUDGE,
+    more_hints=(RING_DERIVATION,),
 )
 
 
@@ -517,9 +666,25 @@ def _held(function, args):
 
 STRIPE_SIZES = [(16, 4), (17, 4), (10, 3), (64, 2), (65, 2), (100, 7), (7, 7), (5, 8), (1, 1), (97, 5),
                 (300, 16)]
+STRIPE_HIDDEN = [(1000, 3), (33, 32), (129, 8)]
+STRIPE_DRAWN_N, STRIPE_DRAWN_P = 400, 40  # past the largest visible n (300) and p (16); p above n too
+STRIPES_CONTRACT = Contract(
+    name="part09.stripes",
+    sizes=(Size("n", 1, None, STRIPE_DRAWN_N, "positions in the sequence"),
+           Size("p", 1, None, STRIPE_DRAWN_P, "devices in the ring (more than n too: some hold nothing)")),
+    inputs=(Family("sizes", "n and p are the whole input"),),
+    method=no_kernel("plain Python, no kernel: the layout's sizes and its causal work per ring step are "
+                     "measured"),
+    solution=Solution(NOTEBOOK, (("function", "stripes"),)),
+    examples=tuple({"n": n, "p": p} for n, p in STRIPE_SIZES),
+    hidden_examples=tuple({"n": n, "p": p} for n, p in STRIPE_HIDDEN),
+    drawn=3,
+    block_sizes="no kernel",
+)
 STRIPES = Task(
     name="stripes",
-    cases=tuple(Case((("n", n), ("p", p)), 0) for n, p in STRIPE_SIZES),
+    cases=STRIPES_CONTRACT.cases(),
+    contract=STRIPES_CONTRACT,
     make_args=lambda case: dict(case.params),
     outputs=(Output("held", fill=None),),
     reference=lambda case, args: {"held": np.ones(args["n"])},
@@ -528,8 +693,9 @@ STRIPES = Task(
     summary="every position on exactly one device, sizes within 1, and in every ring step the causal work "
             "of the busiest and the idlest device within ceil(n/p) pairs",
     hint="`held` counts the devices holding each position: every position 0..n-1 must be on exactly one "
-         "device (0 = on none, 2 = on two). Device r holds r, r + p, r + 2p, ... below n.",
-    hidden_sizes=({"n": 1000, "p": 3}, {"n": 33, "p": 32}, {"n": 129, "p": 8}),
+         "device (0 = on none, 2 = on two), for any n and p, p larger than n too.",
+    more_hints=("Stripes: device r holds r, r + p, r + 2p, ... below n (np.arange(r, n, p)); a device with "
+                "r >= n holds nothing, an empty array.",),
 )
 
 
@@ -570,21 +736,16 @@ def _zigzag_note(n: int, p: int) -> str:
 
 def check_stripes(function, seeds=None) -> None:
     """Check cell: stripes(n, p) -> a list of p arrays, the positions each device holds. (The layout has no
-    randomness: `seeds` only adds the hidden sizes.)"""
+    randomness: `seeds` give the hidden sizes and draw other n and p.)"""
     check_function(STRIPES.with_seeds(seeds) if seeds else STRIPES, function, _held, _balance)
 
 
 TASKS = (SCALED_ADD, TRITON_SOFTMAX, RING_STEP, STRIPES)
-HINTS = {"ring_step": (RING_NUDGE, RING_DERIVATION)}
 
 
-def hint(task: str, level: int = 1) -> None:
-    """Print exercise `task`'s hint: level 1 says where to look (the check's message gives it too, with a
-    diagnosis of your answer), level 2 gives the whole derivation."""
-    if task not in HINTS or level not in (1, 2):
-        raise CheckFailed(f"hint(task, level): task one of {', '.join(map(repr, HINTS))}, level 1 (where to "
-                          f"look) or 2 (the derivation); not {task!r}, {level!r}.")
-    print(HINTS[task][level - 1])
+def hint(name: str, level: int = 2) -> None:
+    """Print hint ``level`` of a task of this notebook (level 1 is the one the check's messages show)."""
+    print_hint(TASKS, name, level)
 
 
 __all__ = ["SENTINEL", "VECTOR_BLOCKS", "CheckFailed", "causal_work", "check_ring_step", "check_scaled_add",

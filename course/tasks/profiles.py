@@ -15,6 +15,7 @@ import functools
 import json
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from . import references
@@ -55,8 +56,8 @@ def measure(task, case) -> dict:
         learner = references.load(task.contract.solution)
     except references.ReferenceMissing as missing:
         raise ProfileUnavailable(str(missing)) from None
-    with _RUNNING:
-        result = run(task, learner, case, gate=False)
+    with _RUNNING:  # the counters are the default schedule's: the other schedules would only cost time
+        result = run(replace(task, schedules=None), learner, case, gate=False)
     if result["error"]:
         raise ProfileUnavailable(f"the reference solution itself failed on {case.label()}: "
                                  f"{result['error']['type']}: {result['error']['message'][:300]}")

@@ -3,7 +3,7 @@ a pipeline."""
 
 REPLACES = 'ring_row_max_solution'
 FAMILY = 'method'
-FAILS = {'check_ring_row_max': 'barriers in one block'}
+FAILS = {'check_ring_row_max': 'barrier steps in its busiest block'}
 SOURCE = '''
 @cuda.jit
 def ring_row_max(x, out):

@@ -3,7 +3,7 @@ used: no pipeline at all."""
 
 REPLACES = 'ring_row_max_solution'
 FAMILY = 'method'
-FAILS = {'check_ring_row_max': 'threads that touch memory'}
+FAILS = {'check_ring_row_max': 'threads that touched memory'}
 SOURCE = '''
 @cuda.jit
 def ring_row_max(x, out):
