@@ -184,6 +184,33 @@ def write_leaderboard(rows: list[dict], out: Path, device: str) -> None:
     (out / "leaderboard.json").write_text(json.dumps({"device": device, "rows": rows}, indent=1))
 
 
+def plot_leaderboard(rows: list[dict], path: Path, device: str) -> None:
+    """A bar per timed entry, grouped by task: its median time as a fraction of the vendor's (longer is
+    slower); refused entries are named with why."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{row['task']}: {row['learner']}" for row in rows]
+    ratios = [0.0 if row["refused"] or math.isnan(row["of_vendor"]) else 1 / row["of_vendor"]
+              for row in rows]
+    figure, axis = plt.subplots(figsize=(9, 0.32 * len(rows) + 1.2))
+    bars = axis.barh(labels, ratios, color=["#bbbbbb" if row["refused"] else "#4c72b0" for row in rows])
+    for bar, row in zip(bars, rows, strict=True):
+        text = (f"refused: {row['refused'].split(': ', 1)[-1][:50]}" if row["refused"] else
+                f"{row['median_ms']:.3f} ms" + ("" if math.isnan(row["of_vendor"]) else
+                                                f", {1 / row['of_vendor']:.2f}x the vendor's time"))
+        axis.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, "  " + text, va="center", fontsize=7)
+    axis.invert_yaxis()
+    axis.set_xlabel("median time / the vendor's median time (1 = as fast as cuBLAS, torch.softmax or SDPA)")
+    axis.set_title(f"The class's kernels, timed by the grader on {device}", fontsize=10)
+    axis.set_xlim(0, max(ratios + [1.0]) * 1.6)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
 # ------------------------------------------------------------------------------------------ on the GPU
 
 def vendor_baselines() -> dict[str, Callable]:
@@ -240,7 +267,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="the --out folder of a grading run with --gpu-kernels")
     parser.add_argument("--tasks", default="", help="comma-separated task names (default: all benchmarked)")
     parser.add_argument("--repetitions", type=int, default=10)
+    parser.add_argument("--plot", action="store_true",
+                        help="only draw OUT/leaderboard.png from OUT/leaderboard.json (anywhere, no GPU)")
     args = parser.parse_args(argv)
+    if args.plot:
+        board = json.loads((args.out / "leaderboard.json").read_text(encoding="utf-8"))
+        plot_leaderboard(board["rows"], args.out / "leaderboard.png", board["device"])
+        return 0
     data = json.loads((args.out / KERNELS).read_text(encoding="utf-8"))
     from numba import cuda
 
