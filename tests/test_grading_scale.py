@@ -366,7 +366,8 @@ def test_gpu_kernels_of_passed_tasks_are_kept_rebuilt_run_checked_and_ranked(one
     assert all(row["refused"] == "" and row["rank"] != "-" and len(row["times_ms"]) == 2 for row in ranked)
     gpu.plot_leaderboard(ranked, base / "leaderboard.png", "gpusim")
     assert (base / "leaderboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    broken = dict(data["kernels"][0], kernel={"version": 1})
+    timed = next(entry for entry in data["kernels"] if entry["task"] in SMALL)
+    broken = dict(timed, kernel={"version": 1})
     wrong = gpu.time_entries([broken], SimulatedDevice(), lambda spec: gpusim.jit(kernelsource.rebuild(spec)),
                              {}, sizes=SMALL, repetitions=1, warmup=0)
     assert wrong[0]["rank"] == "-" and wrong[0]["refused"].startswith("could not be built")

@@ -46,9 +46,11 @@ BENCHMARKS: dict[str, dict[str, int]] = {  # task name -> the sizes it is timed 
 
 
 def write_kernels(grades, path: Path, course: str) -> None:
-    """OUT/kernels.json from the grades (each with ``kernels`` kept by the grading run)."""
+    """OUT/kernels.json from the grades (each with ``kernels`` kept by the grading run), in learner order."""
     entries = [{"learner": file_name(grade.learner), "assignment": file_name(grade.assignment), **kept}
                for grade in grades for kept in grade.kernels]
+    entries.sort(key=lambda entry: (entry["learner"], entry["assignment"], str(entry.get("grade_id")),
+                                    str(entry.get("task"))))
     path.write_text(json.dumps({"course": course, "kernels": entries}), encoding="utf-8")
 
 
