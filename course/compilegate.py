@@ -91,12 +91,18 @@ _LOCATIONS = re.compile(r'File "(?P<f1>[^"\n]+)", line (?P<l1>\d+)|(?:\bat|Raise
 # comparisons, which a float32 kernel may need at its edges).
 _FLOAT64_OP = re.compile(r"^\s*(?:@!?%p\d+\s+)?((?:add|sub|mul|fma|mad|div|rcp|sqrt|rsqrt|neg|abs|min|max)"
                          r"(?:\.\w+)*\.f64|(?:ld|st)\.(?:shared|local)(?:\.\w+)*\.f64)\b")
+# A float32 value carried as float64 and narrowed back (`x if ok else 0.0`: the branches meet as float64):
+# a widening into a register that a narrowing then reads.
+_WIDEN = re.compile(r"^\s*(?:@!?%p\d+\s+)?cvt(?:\.\w+)*\.f64\.f32\s+(%fd\d+),")
+_NARROW = re.compile(r"^\s*(?:@!?%p\d+\s+)?(cvt(?:\.\w+)*\.f32\.f64)\s+%f\d+,\s*(%fd\d+);")
+_PTX_FUNCTION = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\b")
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s")
 MAX_FLOAT64_SITES = 6
 FLOAT64_EXPLAINED = (
     "In Numba a float literal such as 0.0 or 0.5 is a float64, and float32 combined with float64 gives "
-    "float64: `acc = 0.0` makes every sum into acc float64, `0.5 * x` makes the product float64, and a "
+    "float64: `acc = 0.0` makes every sum into acc float64, `0.5 * x` makes the product float64, "
+    "`x if ok else 0.0` carries x as float64 (widened, then narrowed again where it is stored), and a "
     "float64 shared or local array holds float64. A GPU runs float64 2 to 64 times slower than float32 (most "
     "GeForce cards 64 times).")
 FLOAT64_HINT = ("write float32 constants, float32(0.0) or float32(0.5) (`from numba import float32`), and "
@@ -304,18 +310,34 @@ def float64_sites(ptx: str, spec) -> list[list]:
     """[filename, line, instruction] of the PTX's float64 work, one per source line of the kernel or its
     device functions (line 0 where the compiler gives none), at most MAX_FLOAT64_SITES, by line."""
     files = {f["filename"] for f in functions_of(spec).values()}
-    names, location, found = {}, ("", 0), {}
+    widened = _widened_registers(ptx)
+    names, location, found, function = {}, ("", 0), {}, -1
     for text in ptx.splitlines():
-        if match := _PTX_FILE.match(text):  # the .file directives come after the code
+        if _PTX_FUNCTION.match(text):
+            function += 1
+        elif match := _PTX_FILE.match(text):  # the .file directives come after the code
             names[match[1]] = next((f for f in files if match[2] == f or match[2].endswith("/" + f)), None)
         elif match := _PTX_LOC.match(text):
             location = (match[1], int(match[2]))
         elif match := _FLOAT64_OP.match(text):
             found.setdefault(location, match[1])
+        elif (match := _NARROW.match(text)) and match[2] in widened.get(function, ()):
+            found.setdefault(location, f"{match[1]} (a float32 value carried as float64)")
     located = [[names[index], line, op] if names.get(index) and line else [spec["filename"], 0, op]
                for (index, line), op in found.items()]
     unique = {(name, line): [name, line, op] for name, line, op in located}
     return sorted(unique.values(), key=lambda site: (site[1] == 0, site[1]))[:MAX_FLOAT64_SITES]
+
+
+def _widened_registers(ptx: str) -> dict[int, set[str]]:
+    """Per PTX function (by order), the float64 registers that a float32 value is widened into."""
+    widened, function = {}, -1
+    for text in ptx.splitlines():
+        if _PTX_FUNCTION.match(text):
+            function += 1
+        elif match := _WIDEN.match(text):
+            widened.setdefault(function, set()).add(match[1])
+    return widened
 
 
 def _refuse_float64(spec, found) -> None:

@@ -175,6 +175,18 @@ def float64_in_a_device_function(a, out):
 
 
 @cuda.jit
+def float64_zero_for_the_edge(a, out):
+    tile = cuda.shared.array(8, float32)
+    i, total = cuda.threadIdx.x, float32(0.0)
+    for k0 in range(0, a.size, 8):
+        tile[i] = a[k0 + i] if k0 + i < a.size else 0.0
+        cuda.syncthreads()
+        total += tile[7 - i]
+        cuda.syncthreads()
+    out[i] = total
+
+
+@cuda.jit
 def float32_with_a_float_comparison(a, out):
     i = cuda.grid(1)
     if i < out.size and a[i] > 0.5:
@@ -186,6 +198,9 @@ FLOAT64 = {  # kernel, the function and line the message must show, the instruct
     "a float64 shared tile": (float64_tile, float64_tile, "tile[i] = a[i]", "st.shared.f64"),
     "a float literal in a device function": (float64_in_a_device_function, float64_in_a_device_function,
                                              "out[i] = tenth(a[i])", "mul.f64"),
+    "a float32 value carried as float64": (float64_zero_for_the_edge, float64_zero_for_the_edge,
+                                           "tile[i] = a[k0 + i] if k0 + i < a.size else 0.0",
+                                           "cvt.rn.f32.f64 (a float32 value carried as float64)"),
 }
 
 
