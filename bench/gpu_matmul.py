@@ -137,7 +137,10 @@ def versions_bf16(explore):
     return [(name, f, f.kernel, what) for name, f, what in v]
 
 
-def sass_counts(kernel):
+MMA_SYNC_OPS = ("HMMA", "LDSM", "LDGSTS", "LDS", "STS", "LDG", "BAR", "CALL", "STL", "LDL")
+
+
+def sass_counts(kernel, ops=MMA_SYNC_OPS):
     """How many of the instructions that matter here the kernel's SASS holds (tensor-core HMMA, LDSM,
     the asynchronous copies LDGSTS, CALL: a call that LTO did not inline), or why none."""
     try:
@@ -145,12 +148,11 @@ def sass_counts(kernel):
         sass = list(sass.values())[0] if isinstance(sass, dict) else sass
     except Exception as error:  # noqa: BLE001 -- informational only
         return f"n/a ({type(error).__name__}: {error})"
-    ops = ("HMMA", "LDSM", "LDGSTS", "LDS", "STS", "LDG", "BAR", "CALL", "STL", "LDL")
     words = [line.split() for line in sass.splitlines()]
     names = [w.split(".")[0] for ws in words for w in ws if w.split(".")[0] in ops]
     counts = {op: names.count(op) for op in ops}
-    hmma = [w for ws in words for w in ws if w.startswith("HMMA.")]
-    counts["hmma_forms"] = sorted(set(hmma))
+    forms = [w for ws in words for w in ws if w.split(".")[0] in ("HMMA", "HGMMA") and "." in w]
+    counts["mma_forms"] = sorted(set(forms))
     return counts
 
 
