@@ -1,6 +1,9 @@
 """Time the tensor-core FlashAttention forward (course/kernels/tensorcore_attention.py) against SDPA on bf16.
 
-Usage:  python3 bench/gpu_attention_bf16.py [--out DIR] [--explore]
+Usage:  python3 bench/gpu_attention_bf16.py [--out DIR] [--explore | --explore-hopper] [--name STEM]
+
+On a GPU of compute capability 9.0 the wgmma forward (course/kernels/hopper_attention.py) is timed too;
+--explore-hopper times only its variants beside version 1.
 
 Shapes and flops as bench/gpu_attention.py (4*BH*N^2*d, half when causal); Q, K, V in bfloat16.  SDPA gets
 (1, BH, N, d) bf16 tensors and returns bf16; ours writes O in float32.  Error: relative Frobenius error of O
@@ -26,8 +29,24 @@ from course.kernels.tensorcore_attention import make_flash_tc  # noqa: E402
 PEAK_BF16_DENSE = 989.4  # TFLOP/s, NVIDIA's data sheet for H100 SXM and H200 SXM
 
 
+def hopper_versions(causal, explore):
+    """The wgmma forward (course/kernels/hopper_attention.py), on a GPU of compute capability 9.0 only."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        return []
+    from course.kernels.hopper_attention import make_flash_wgmma
+
+    v = [("tc 2 wgmma, TMA, pipelined, ping-pong", make_flash_wgmma(128, 4, causal))]
+    if explore:
+        v += [("x wgmma, 3 stages", make_flash_wgmma(128, 3, causal)),
+              ("x wgmma, not pipelined", make_flash_wgmma(128, 4, causal, PIPELINED=False))]
+    return v
+
+
 def versions(causal, explore):
     v = [("tc 1 mma.sync 64 rows x 64 keys, 4 warps", make_flash_tc(64, 64, 64, causal))]
+    v += hopper_versions(causal, explore == "hopper")
+    if explore == "hopper":
+        return v
     if explore:
         v += [("x tc 128 rows x 64 keys, 8 warps", make_flash_tc(64, 128, 64, causal)),
               ("x tc 64 rows x 128 keys", make_flash_tc(64, 64, 128, causal)),
@@ -124,12 +143,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     ap.add_argument("--explore", action="store_true")
+    ap.add_argument("--explore-hopper", action="store_true", help="only the wgmma variants explored")
+    ap.add_argument("--name", default="gpu_attention_bf16")
     args = ap.parse_args()
 
     def save(partial):
-        return write_json(args.out, "gpu_attention_bf16", partial)
+        return write_json(args.out, args.name, partial)
 
-    data = measure(explore=args.explore, on_row=save)
+    data = measure(explore="hopper" if args.explore_hopper else args.explore, on_row=save)
     path = save(data)
     with open(path[: -len(".json")] + ".txt", "w") as f:
         f.write(table(data) + "\n")

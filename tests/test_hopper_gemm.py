@@ -25,7 +25,8 @@ def test_the_device_functions_compile_for_sm_90a():
                         "mbarrier.try_wait.parity.shared::cta.b64",
                         "mbarrier.arrive.expect_tx.shared::cta.b64",
                         "setmaxnreg.dec.sync.aligned.u32", "fence.proxy.tensormap::generic.acquire.gpu",
-                        "cp.async.cg.shared.global"):
+                        "cp.async.cg.shared.global", "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+                        "bar.arrive", "cvt.rn.bf16x2.f32"):
         assert instruction in ptx, instruction
     assert ".target sm_90a" in ptx  # the warpgroup instructions are sm_90a's ("a": not in later GPUs)
 
@@ -44,6 +45,12 @@ for loads, persistent in (("cp.async", False), ("tma", True)):  # (19 is 20 with
     fn = compile_source(src, name, dict(hopper.DECLARED.get(BN), U=uint64, I32=int32))
     ptx, _ = cuda.compile_ptx(fn, "void(uint64, uint64, float32[:, ::1], int64)", cc=(9, 0))
     print(loads, persistent, threads, shared, "hp_wgmma_n128" in ptx, "hp_tma_load_2d" in ptx)
+from course.kernels.hopper_attention import make_flash_wgmma
+flash = make_flash_wgmma()  # (causal adds only the masking lines: not compiled here, to save time)
+signature = "void(uint64, uint64, uint64, float32[:, :, ::1], float32[:, ::1], int64, float32)"
+ptx, _ = cuda.compile_ptx(flash.kernel.py_func, signature, cc=(9, 0))
+linked = ("hp_wgmma_rs_n64", "hp_named_sync", "hp_pack_bf16x2")
+print("attention", flash.shared_bytes, all(name in ptx for name in linked))
 """
 
 
@@ -53,9 +60,10 @@ def test_numba_compiles_the_generated_kernels_for_compute_capability_9():
                           timeout=900, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr[-3000:]
     stage = 128 * 128 + 128 * 128  # bytes of an A and a B tile of 128 rows of 64 bf16
-    assert done.stdout.split("\n")[:2] == [
+    assert done.stdout.split("\n")[:3] == [
         f"cp.async False 256 {4 * stage + 1024} True False",  # wgmma linked, no TMA; 1 KiB for alignment
-        f"tma True 384 {4 * stage + 4 * 16 + 1024} True True"]  # and two mbarriers per stage
+        f"tma True 384 {4 * stage + 4 * 16 + 1024} True True",  # and two mbarriers per stage
+        f"attention {128 * 128 + 4 * stage + 4 * 16 + 8 + 1024} True"]  # Q, 4 stages of K and V, barriers
 
 
 def _run_lines(lines, **names):
@@ -123,3 +131,26 @@ def test_the_epilogue_writes_each_output_of_the_tile_once(BN):
         _run_lines(lines[start:], tid=tid, m0=0, n0=0, w=tid // 128 - 1, C=Recorder(),
                    **{f"c{i}": 0.0 for i in range(BN // 2)})
     assert (written == 1).all()
+
+
+def test_p_goes_from_the_score_accumulators_to_the_register_operand_unchanged():
+    """The attention kernel packs S's accumulators into wgmma's register A operand with no data movement: the
+    pair packed into register q of key step kc must hold, in each thread, exactly the elements the A fragment
+    layout puts there (per warp, m16n8k16's: register q has row g + 8 (q % 2), k 2 t + 8 (q // 2) and + 1),
+    given the accumulator layout (accumulator 4 j + r: row g + 8 (r // 2), column 8 j + 2 t + r % 2)."""
+    from course.kernels.hopper_attention import _consumer
+
+    lines = _consumer(128, 4, False, (0, 0, 0, 0, 0, 0), True, True)
+    packs = set()
+    for line in lines:
+        if found := re.fullmatch(r"p(\d+)_(\d) = pack\(c(\d+), c(\d+)\)", line):
+            packs.add(tuple(int(x) for x in found.groups()))
+    assert len({(kc, q) for kc, q, _, _ in packs}) == 128 // 16 * 4
+    for kc, q, lo, hi in packs:
+        for element, accumulator in enumerate((lo, hi)):
+            j, r = divmod(accumulator, 4)
+            for g in range(8):
+                for t in range(4):
+                    held = (g + 8 * (r // 2), 8 * j + 2 * t + r % 2)
+                    wanted = (g + 8 * (q % 2), 16 * kc + 2 * t + 8 * (q // 2) + element)
+                    assert held == wanted, (kc, q, element)

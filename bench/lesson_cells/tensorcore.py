@@ -135,5 +135,6 @@ def show_attention(records):
             shape = f"BH={r['BH']} N={r['N']} {'causal' if r['causal'] else 'full'}"
             print(f"  {shape:22} {r['name']:44} {r['ms']:7.3f} {r['tflops']:8.1f} "
                   f"{r.get('speed_vs_sdpa', float('nan')):13.2f} {r['frac_peak']:8.2f} {r['rel_err']:8.1e}")
-        ours = [r["speed_vs_sdpa"] for r in rows if not r["name"].startswith("torch")]
-        print(f"  tensor-core kernel: {min(ours):.2f} to {max(ours):.2f} of SDPA's speed")
+        for name in dict.fromkeys(r["name"] for r in rows if not r["name"].startswith("torch")):
+            ours = [r["speed_vs_sdpa"] for r in rows if r["name"] == name]
+            print(f"  {name}: {min(ours):.2f} to {max(ours):.2f} of SDPA's speed")

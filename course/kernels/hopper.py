@@ -205,9 +205,54 @@ extern "C" __device__ int hp_wgmma_n{n}(f32x{regs}* d, int a, int b, {params}) {
 """
 
 
-def source(n_sizes=(128, 256)) -> str:
-    """The CUDA C++ that versions 18 and up link."""
-    return HEADER + "".join(wgmma_function(n) for n in n_sizes)
+REGISTER_A = r"""
+// A MN-major operand (N contiguous, as V is stored [key][dim]) with 128-byte swizzle: atoms of 8 K rows of
+// 64 bf16; the next 8 rows of K are 1024 bytes on (the stride field), and so is the next 64 along N (the
+// leading field; unused when N is 64, one atom wide).
+__device__ __forceinline__ unsigned long long sw128_mn_descriptor(int offset) {
+  unsigned address = shared_at(offset);
+  return (unsigned long long)((address & 0x3FFFF) >> 4) | ((unsigned long long)(1024 >> 4) << 16)
+       | ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
+}
+// Named barriers 1 and 2 between the two consumer warpgroups (256 threads): one waits for its turn (sync),
+// the other hands the turn over (arrive, without waiting).
+extern "C" __device__ int hp_named_sync(int* r, int id) {
+  asm volatile("bar.sync %0, 256;\n" :: "r"(id) : "memory"); *r = 0; return 0;
+}
+extern "C" __device__ int hp_named_arrive(int* r, int id) {
+  asm volatile("bar.arrive %0, 256;\n" :: "r"(id) : "memory"); *r = 0; return 0;
+}
+extern "C" __device__ int hp_pack_bf16x2(int* r, float lo, float hi) {
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(*r) : "f"(hi), "f"(lo));
+  return 0;
+}
+"""
+
+
+def register_a_function(n: int) -> str:
+    """``hp_wgmma_rs_n{n}``: D += A B for A 64 x 16 in registers (four bf16x2 per thread: the m16n8k16 A
+    fragment of the thread's warp, rows 16 w ..) and B 16 x n in shared memory, MN-major (``imm-trans-b``
+    1), at byte ``b``."""
+    regs = n // 2
+    params = ", ".join(f"float c{i}" for i in range(regs))
+    operands = ", ".join(f"%{i}" for i in range(regs))
+    outputs = ", ".join(f'"+f"(acc[{i}])' for i in range(regs))
+    return rf"""
+extern "C" __device__ int hp_wgmma_rs_n{n}(f32x{regs}* d, int a0, int a1, int a2, int a3, int b, {params}) {{
+  float acc[{regs}] = {{{", ".join(f"c{i}" for i in range(regs))}}};
+  asm volatile("{{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %{regs + 5}, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 {{{operands}}}, "
+               "{{%{regs}, %{regs + 1}, %{regs + 2}, %{regs + 3}}}, %{regs + 4}, accumulate, 1, 1, 1;\n}}\n"
+               : {outputs} : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(sw128_mn_descriptor(b)), "r"(1));
+  for (int i = 0; i < {regs}; ++i) d->v[i] = acc[i];
+  return 0;
+}}
+"""
+
+
+def source(n_sizes=(64, 128, 256)) -> str:
+    """The CUDA C++ that versions 18 and up, and the wgmma attention, link."""
+    return HEADER + REGISTER_A + "".join(wgmma_function(n) for n in n_sizes) + register_a_function(64)
 
 
 class _Declared:
@@ -217,7 +262,7 @@ class _Declared:
         self._made = None
 
     def get(self, n):
-        if self._made is None or n not in self._made[1]:
+        if self._made is None:
             link = [cuda.CUSource(source())]
             functions = {  # name in the kernels: (C++ name, Numba signature)
                 "cp_async": ("hp_cp_async16", "int32(int32, uint64)"),
@@ -238,8 +283,14 @@ class _Declared:
                 "consumer_regs": ("hp_setmaxnreg_consumer", "int32()"),
             }
             made = {key: cuda.declare_device(name, sig, link=link) for key, (name, sig) in functions.items()}
+            made["pack"] = cuda.declare_device("hp_pack_bf16x2", "int32(float32, float32)", link=link)
+            made["turn_wait"] = cuda.declare_device("hp_named_sync", "int32(int32)", link=link)
+            made["turn_pass"] = cuda.declare_device("hp_named_arrive", "int32(int32)", link=link)
+            made["wgmma_rs64"] = cuda.declare_device(
+                "hp_wgmma_rs_n64", f"UniTuple(float32, 32)({', '.join(['int32'] * 5 + ['float32'] * 32)})",
+                link=link)
             wgmma = {}
-            for size in (128, 256):
+            for size in (64, 128, 256):
                 args = ", ".join(["int32", "int32"] + ["float32"] * (size // 2))
                 result = f"UniTuple(float32, {size // 2})"
                 wgmma[size] = cuda.declare_device(f"hp_wgmma_n{size}", f"{result}({args})", link=link)
