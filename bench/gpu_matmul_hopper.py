@@ -46,6 +46,8 @@ def rungs(explore):
          ("20 + persistent blocks", make_wgmma_matmul("tma", persistent=True),
           "one block per SM walks the tiles; the next tile's loads overlap this one's stores")]
     if explore:
+        v.append(("x TMA copies alone (no products)", make_wgmma_matmul("tma", compute=False),
+                  "diagnostic: version 19's copies, each stage freed at once; C is not written"))
         for loads, cfg in [("cp.async", dict(STAGES=3)), ("cp.async", dict(BN=128, STAGES=5)),
                            ("tma", dict(STAGES=3)), ("tma", dict(BN=128, STAGES=6)), ("tma", dict(GROUP=8)),
                            ("tma", dict(GROUP=4, persistent=True)), ("tma", dict(GROUP=8, persistent=True))]:
@@ -66,7 +68,7 @@ def measure(n, explore, only=""):
     ref_norm = torch.linalg.norm(ref).item()
     rows = []
 
-    def record(name, fn, out, kernel, what):
+    def record(name, fn, out, kernel, what, copied=None):
         out.fill_(float("nan"))
         start = time.perf_counter()
         try:
@@ -82,6 +84,9 @@ def measure(n, explore, only=""):
         med, times = time_ms(fn)
         row = dict(name=name, what=what, ms=med, tflops=flops / med / 1e9, rel_err=err, reps=len(times),
                    first_call_s=first)
+        if what.startswith("diagnostic"):
+            row["copied_tb_per_s"] = copied(n) / med / 1e9
+            print(f"  {name}: {row['copied_tb_per_s']:.2f} TB/s from L2/HBM into shared memory", flush=True)
         if kernel is not None:
             row.update(kernel_resources(kernel))
             row["sass"] = sass_counts(kernel, HOPPER_OPS)
@@ -101,7 +106,8 @@ def measure(n, explore, only=""):
     for name, launch, what in rungs(explore):
         if only and only not in name:
             continue
-        record(name, lambda launch=launch: launch(A, Bt, C), C, launch.kernel, what)
+        record(name, lambda launch=launch: launch(A, Bt, C), C, launch.kernel, what,
+               lambda n, launch=launch: launch.copied_bytes(n, n, n))
     record("cuBLAS bf16, A @ Bt.t() (again)", lambda: torch.matmul(A, Bt.t(), out=C16), C16, None,
            "bf16 output")
     cublas = min(r["ms"] for r in rows if r["name"].startswith("cuBLAS bf16, A @ Bt") and "ms" in r)

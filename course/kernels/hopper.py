@@ -371,7 +371,7 @@ def _make_cp_async(BM, BN, STAGES, GROUP, n):
     return "def wgmma_cp_async(a_ptr, b_ptr, C, K):\n" + _unrolled(b, 4) + "\n", NT, STAGES * STAGE + 1024
 
 
-def _make_tma(BM, BN, STAGES, GROUP, n, persistent=False):
+def _make_tma(BM, BN, STAGES, GROUP, n, persistent=False, compute=True):
     """Versions 19 and 20: a producer warpgroup (one thread issues TMA) and two consumers; persistent: a
     block per SM walks the output tiles, and the stage counter ``it`` runs on across them, so the producer
     fills the next tile's stages while the consumers store the last one's results."""
@@ -399,6 +399,15 @@ def _make_tma(BM, BN, STAGES, GROUP, n, persistent=False):
                 "    _ = tmap_acquire(b_map)", "    it = 0", "    " + walk]
     producer += ["    " + line for line in where]
     producer += ["        for kt in range(KT):"] + ["            " + line for line in produce]
+    if not compute:  # diagnostic: the consumers free each stage at once; what TMA alone moves per second
+        consume = stage + [f"_ = mbar_wait(full, I32((it // {STAGES}) & 1))", "if (tid & 127) == 0:",
+                           f"    _ = arrive(I32({EMPTY} + 8 * s))", "it += 1"]
+        consumer = ["w = wg - 1", "it = 0", walk] + where + ["    for kt in range(KT):"]
+        consumer += ["        " + line for line in consume]
+        b += ["if wg == 0:"] + ["    " + line for line in producer]
+        b += ["else:"] + ["    " + line for line in consumer]
+        shared = STAGES * STAGE + 16 * STAGES + 1024
+        return "def wgmma_tma(a_map, b_map, C, K):\n" + _unrolled(b, 4) + "\n", NT, shared
     consume = stage + [f"_ = mbar_wait(full, I32((it // {STAGES}) & 1))", "_ = wg_fence()"]
     consume += _wgmma_lines(f"s * {STAGE} + w * {64 * ROW_BYTES}", f"s * {STAGE} + {A_BYTES}", regs)
     consume += ["_ = wg_commit()", "_ = wg_wait(1)  # the previous stage's products are done: free it",
@@ -444,12 +453,12 @@ def tensor_map(tensor, box_rows: int) -> np.ndarray:
     return np.frombuffer(bytes(encoded), np.uint8).copy()
 
 
-def make_wgmma_matmul(loads="cp.async", BM=128, BN=256, STAGES=4, GROUP=16, persistent=False):
+def make_wgmma_matmul(loads="cp.async", BM=128, BN=256, STAGES=4, GROUP=16, persistent=False, compute=True):
     """launch(A, Bt, C): C = A @ Bt.T for bf16 CUDA tensors A (M, K), Bt (N, K) and float32 C (M, N).
     loads: "cp.async" (version 18) or "tma" (19; 20 with persistent=True)."""
     assert not config.ENABLE_CUDASIM, "wgmma kernels run on a GPU of compute capability 9.0 only"
     if loads == "tma":
-        src, NT, shared = _make_tma(BM, BN, STAGES, GROUP, BN, persistent)
+        src, NT, shared = _make_tma(BM, BN, STAGES, GROUP, BN, persistent, compute)
     else:
         src, NT, shared = _make_cp_async(BM, BN, STAGES, GROUP, BN)
     name = src.split("(")[0][4:]
@@ -484,4 +493,5 @@ def make_wgmma_matmul(loads="cp.async", BM=128, BN=256, STAGES=4, GROUP=16, pers
         kernel[(blocks,), NT, 0, shared](*args)
 
     launch.kernel, launch.source, launch.threads, launch.shared_bytes = kernel, src, NT, shared
+    launch.copied_bytes = lambda M, N, K: (M // BM) * (N // BN) * (K // BK) * (BM + BN) * ROW_BYTES
     return launch
