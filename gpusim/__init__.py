@@ -5,7 +5,7 @@ k[blocks, threads](a, b, out)         # numpy arrays, CPU torch tensors, scalars
 k.report                              # counters of the last launch
 """
 
-__version__ = "0.11.0"  # CHANGELOG.md says what changed
+__version__ = "0.12.0"  # CHANGELOG.md says what changed
 
 from .checker import Access
 from .context import WARP_SIZE
@@ -35,6 +35,7 @@ from .schedule import Schedule, schedules
 from .sites import describe_line, place_name
 from .sweep import compare as schedule_difference
 from .sweep import run_schedules
+from .wgmma import WgmmaDescriptor, wgmma_operand
 
 __all__ = [
     "MMA_LAYOUT",
@@ -57,6 +58,7 @@ __all__ = [
     "ScheduleError",
     "UninitializedReadError",
     "UnsupportedError",
+    "WgmmaDescriptor",
     "WriteConflictError",
     "describe_line",
     "is_cuda_stand_in",
@@ -67,4 +69,5 @@ __all__ = [
     "run_schedules",
     "schedule_difference",
     "schedules",
+    "wgmma_operand",
 ]

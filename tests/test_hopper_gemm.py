@@ -15,6 +15,7 @@ import pytest
 from test_hopper_probe import _ptx
 
 from course.kernels import hopper
+from gpusim import WgmmaDescriptor, wgmma_operand
 
 
 def test_the_device_functions_compile_for_sm_90a():
@@ -96,9 +97,9 @@ def test_the_cp_async_copies_put_every_element_where_the_descriptors_read_it():
         for k in range(4):
             a_desc = hopper.descriptor_fields(warpgroup * 64 * 128, k).encode()
             b_desc = hopper.descriptor_fields(BM * 128, k).encode()
-            assert np.array_equal(hopper.wgmma_operand(shared, a_desc, 64),
+            assert np.array_equal(wgmma_operand(shared, a_desc, 64),
                                   a[64 * warpgroup:64 * warpgroup + 64, 16 * k:16 * k + 16])
-            assert np.array_equal(hopper.wgmma_operand(shared, b_desc, BN), b[:, 16 * k:16 * k + 16])
+            assert np.array_equal(wgmma_operand(shared, b_desc, BN), b[:, 16 * k:16 * k + 16])
 
 
 def test_the_tma_box_layout_is_the_one_the_descriptors_read():
@@ -110,7 +111,7 @@ def test_the_tma_box_layout_is_the_one_the_descriptors_read():
             at = hopper.swizzled_offset(r, chunk)
             shared[at:at + 16] = tile[r, 8 * chunk:8 * chunk + 8].view(np.uint8)
     for k in range(4):
-        got = hopper.wgmma_operand(shared, hopper.descriptor_fields(0, k).encode(), rows)
+        got = wgmma_operand(shared, hopper.descriptor_fields(0, k).encode(), rows)
         assert np.array_equal(got, tile[:, 16 * k:16 * k + 16])
 
 
@@ -154,3 +155,23 @@ def test_p_goes_from_the_score_accumulators_to_the_register_operand_unchanged():
                     held = (g + 8 * (r // 2), 8 * j + 2 * t + r % 2)
                     wanted = (g + 8 * (q % 2), 16 * kc + 2 * t + 8 * (q // 2) + element)
                     assert held == wanted, (kc, q, element)
+
+
+def test_the_v_tile_is_read_mn_major_through_the_attention_descriptor():
+    keys = 128
+    v = np.random.default_rng(1).integers(0, 2**16, (keys, 64), dtype=np.uint16)  # [key][dim], as copied
+    shared = np.zeros(keys * 128, np.uint8)
+    for key in range(keys):
+        for chunk in range(8):
+            at = hopper.swizzled_offset(key, chunk)
+            shared[at:at + 16] = v[key, 8 * chunk:8 * chunk + 8].view(np.uint8)
+    for step in range(keys // 16):  # B of O += P V: n = the 64 dimensions, k = 16 keys
+        got = wgmma_operand(shared, hopper.v_descriptor_fields(0, step).encode(), 64, major="MN")
+        assert np.array_equal(got, v[16 * step:16 * step + 16].T)
+
+
+def test_a_descriptor_encodes_and_decodes_its_fields():
+    fields = WgmmaDescriptor(start=0x1F3A0, leading=16, stride=1024, swizzle=1)
+    assert WgmmaDescriptor.decode(fields.encode()) == fields
+    with pytest.raises(NotImplementedError, match="64-byte"):
+        wgmma_operand(np.zeros(2048, np.uint8), WgmmaDescriptor(0, 16, 512, 2).encode(), 8)

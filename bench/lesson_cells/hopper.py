@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from course.kernels import hopper
+from gpusim import wgmma_operand
 
 SASS_OPS = ("HGMMA", "UTMALDG", "SYNCS", "LDGSTS", "BAR")
 PROFILE_METRICS = ("Duration", "Compute (SM) Throughput", "L2 Cache Throughput", "DRAM Throughput")
@@ -56,7 +57,7 @@ def layout_check(rows=128, seed=0):
     for first in range(0, rows, 64):
         for k in range(4):
             descriptor = hopper.descriptor_fields(first * 128, k).encode()
-            read = hopper.wgmma_operand(shared, descriptor, 64)
+            read = wgmma_operand(shared, descriptor, 64)
             wrong += int((read != tile[first:first + 64, 16 * k:16 * k + 16]).sum())
     return wrong
 

@@ -27,10 +27,11 @@ byte, the 1024-byte step between atoms and the swizzle mode; stepping K by 16 wi
 """
 
 import ctypes
-from dataclasses import dataclass
 
 import numpy as np
 from numba import config, cuda, int32, uint64
+
+from gpusim import WgmmaDescriptor
 
 from .attention import set_max_dynamic_shared
 from .matmul import _unrolled, compile_source
@@ -48,41 +49,17 @@ def swizzled_offset(row: int, chunk: int) -> int:
     return row * ROW_BYTES + ((chunk ^ (row % 8)) * 16)
 
 
-@dataclass(frozen=True)
-class Descriptor:
-    """The fields of a wgmma shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format")."""
-
-    start: int  # byte address (a multiple of 16)
-    leading: int  # leading-dimension byte offset (unused by K-major swizzled layouts)
-    stride: int  # stride-dimension byte offset: between 8-row groups
-    swizzle: int  # 1: 128-byte, 2: 64-byte, 3: 32-byte, 0: none
-
-    def encode(self) -> int:
-        return (((self.start & 0x3FFFF) >> 4) | ((self.leading >> 4) & 0x3FFF) << 16
-                | ((self.stride >> 4) & 0x3FFF) << 32 | self.swizzle << 62)
+def descriptor_fields(tile_start: int, k_step: int) -> WgmmaDescriptor:
+    """The descriptor the kernels build (``sw128_descriptor`` below) for the K step ``k_step`` (0..3) of a
+    K-major tile at byte ``tile_start``: 32 bytes further along the rows per step, 1024 bytes between 8-row
+    atoms, 128-byte swizzle. gpusim's ``wgmma_operand`` reads through it as the PTX ISA defines."""
+    return WgmmaDescriptor(tile_start + 32 * k_step, 16, ATOM_BYTES, 1)
 
 
-def descriptor_fields(tile_start: int, k_step: int) -> Descriptor:
-    """The descriptor the kernels build for the K step ``k_step`` (0..3) of a tile at ``tile_start``."""
-    return Descriptor(tile_start + 32 * k_step, 16, ATOM_BYTES, 1)
-
-
-def wgmma_operand(shared: np.ndarray, descriptor: int, rows: int) -> np.ndarray:
-    """The rows x 16 bf16 operand (as uint16) that wgmma reads through ``descriptor`` from ``shared`` (bytes),
-    for a K-major operand with 128-byte swizzle, as the PTX ISA defines it: row r, element k lies at
-    address start + (r // 8) * stride + (r % 8) * 128 + 2 k, and the swizzle then XORs address bits 4-6
-    with bits 7-9 (the 16-byte chunk with the row within the 1024-byte atom)."""
-    start = (descriptor & 0x3FFF) << 4
-    stride = ((descriptor >> 32) & 0x3FFF) << 4
-    assert descriptor >> 62 == 1, "128-byte swizzle"
-    out = np.empty((rows, 16), np.uint16)
-    words = shared.view(np.uint16)
-    for r in range(rows):
-        for k in range(16):
-            linear = start + (r // 8) * stride + (r % 8) * ROW_BYTES + 2 * k
-            address = linear ^ (((linear >> 7) & 7) << 4)
-            out[r, k] = words[address // 2]
-    return out
+def v_descriptor_fields(tile_start: int, k_step: int) -> WgmmaDescriptor:
+    """The descriptor of the attention's V tile (``sw128_mn_descriptor``), MN-major: 16 keys are two atoms
+    of 8 key rows, so a K step is 2048 bytes; both byte offsets are 1024."""
+    return WgmmaDescriptor(tile_start + 2048 * k_step, ATOM_BYTES, ATOM_BYTES, 1)
 
 
 # ---------------------------------------------------------------------------------------- the CUDA C++ side
