@@ -39,9 +39,9 @@ from course.kernels.matmul import compile_source
 BN = 128  # the 64-accumulator form: the same code as 256, compiled in a third of the time
 for loads, persistent in (("cp.async", False), ("tma", True)):  # (19 is 20 without the tile loop)
     if loads == "tma":
-        src, threads, shared = hopper._make_tma(128, BN, 4, 8, BN, persistent)
+        src, threads, shared = hopper._make_tma(128, BN, 4, 8, persistent)
     else:
-        src, threads, shared = hopper._make_cp_async(128, BN, 4, 8, BN)
+        src, threads, shared = hopper._make_cp_async(128, BN, 4, 8)
     name = src.split("(")[0][4:]
     fn = compile_source(src, name, dict(hopper.DECLARED.get(BN), U=uint64, I32=int32))
     ptx, _ = cuda.compile_ptx(fn, "void(uint64, uint64, float32[:, ::1], int64)", cc=(9, 0))
@@ -77,7 +77,7 @@ def _run_lines(lines, **names):
 
 def test_the_cp_async_copies_put_every_element_where_the_descriptors_read_it():
     BM, BN, K = 128, 256, 64
-    src, threads, _ = hopper._make_cp_async(BM, BN, 4, 8, BN)
+    src, threads, _ = hopper._make_cp_async(BM, BN, 4, 8)
     lines = [line.strip() for line in src.splitlines()]
     rng = np.random.default_rng(0)
     a = rng.integers(0, 2**16, (BM, K), dtype=np.uint16)
@@ -117,7 +117,7 @@ def test_the_tma_box_layout_is_the_one_the_descriptors_read():
 
 @pytest.mark.parametrize("BN", [128, 256])
 def test_the_epilogue_writes_each_output_of_the_tile_once(BN):
-    src, threads, _ = hopper._make_tma(128, BN, 4, 8, BN)
+    src, threads, _ = hopper._make_tma(128, BN, 4, 8)
     lines = [line.strip() for line in src.splitlines()]
     start = lines.index("lane = tid & 31")
     written = np.zeros((128, BN), int)

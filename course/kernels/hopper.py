@@ -6,8 +6,8 @@ Versions 18 and up replace ``mma.sync`` (a warp, operands in registers) with ``w
 *warpgroup* of four warps; both operands read by the tensor cores straight from shared memory through
 64-bit *matrix descriptors*; the product runs asynchronously while the warps go on).  As in
 ``tensorcore.py``, the few instructions Numba has no name for live in CUDA C++ functions (generated below,
-``SOURCE``) that Numba compiles with NVRTC and links; link-time optimisation inlines them.  Everything else
--- tiling, the pipeline, who does what -- is Python, generated as straight-line source.
+:func:`source`) that Numba compiles with NVRTC and links; link-time optimisation inlines them.
+Everything else -- tiling, the pipeline, who does what -- is Python, generated as straight-line source.
 
 Shared-memory layout (both versions): a tile of R rows of BK = 64 bf16 is R rows of 128 bytes, in 1024-byte
 "swizzle atoms" of 8 rows; the 16-byte chunk c of row r sits at chunk c XOR (r mod 8) of its row
@@ -24,6 +24,8 @@ byte, the 1024-byte step between atoms and the swizzle mode; stepping K by 16 wi
     *mbarriers* with a transaction count; the two consumer warpgroups wait on the "full" barrier of a
     stage, multiply, and arrive on its "empty" barrier; ``setmaxnreg`` moves registers from the producer
     to the consumers.
+20. ``make_wgmma_matmul(loads="tma", persistent=True)``: one block per SM walks the output tiles, the stage
+    counter running on across them, so the next tile's copies overlap this tile's stores.
 """
 
 import ctypes
@@ -310,7 +312,7 @@ def _epilogue(regs, row0):
     return out
 
 
-def _make_cp_async(BM, BN, STAGES, GROUP, n):
+def _make_cp_async(BM, BN, STAGES, GROUP):
     """Version 18's kernel source: 2 warpgroups that copy and multiply."""
     NT, regs = 256, BN // 2
     A_BYTES, B_BYTES = BM * ROW_BYTES, BN * ROW_BYTES
@@ -348,7 +350,7 @@ def _make_cp_async(BM, BN, STAGES, GROUP, n):
     return "def wgmma_cp_async(a_ptr, b_ptr, C, K):\n" + _unrolled(b, 4) + "\n", NT, STAGES * STAGE + 1024
 
 
-def _make_tma(BM, BN, STAGES, GROUP, n, persistent=False, compute=True):
+def _make_tma(BM, BN, STAGES, GROUP, persistent=False, compute=True):
     """Versions 19 and 20: a producer warpgroup (one thread issues TMA) and two consumers; persistent: a
     block per SM walks the output tiles, and the stage counter ``it`` runs on across them, so the producer
     fills the next tile's stages while the consumers store the last one's results."""
@@ -435,9 +437,9 @@ def make_wgmma_matmul(loads="cp.async", BM=128, BN=256, STAGES=4, GROUP=16, pers
     loads: "cp.async" (version 18) or "tma" (19; 20 with persistent=True)."""
     assert not config.ENABLE_CUDASIM, "wgmma kernels run on a GPU of compute capability 9.0 only"
     if loads == "tma":
-        src, NT, shared = _make_tma(BM, BN, STAGES, GROUP, BN, persistent, compute)
+        src, NT, shared = _make_tma(BM, BN, STAGES, GROUP, persistent, compute)
     else:
-        src, NT, shared = _make_cp_async(BM, BN, STAGES, GROUP, BN)
+        src, NT, shared = _make_cp_async(BM, BN, STAGES, GROUP)
     name = src.split("(")[0][4:]
     consts = dict(DECLARED.get(BN), U=uint64, I32=int32)
     opts = {"max_registers": 168} if loads == "tma" else {}

@@ -22,13 +22,13 @@ issued together with tile j + 1's S = Q Kᵀ, and the softmax of S j + 1 runs wh
 the tensor cores; only then are O rescaled and the next P packed. The scores are scaled to base 2 inside the
 exponential (one fused multiply-add per score).
 
-PINGPONG: the two consumer warpgroups take turns to issue S = Q Kᵀ (named barriers 1 and 2, as
+PINGPONG: the two consumer warpgroups take turns to issue their products (named barriers 1 and 2, as
 FlashAttention-3 schedules them), so that while one computes its softmax the tensor cores run the other's
 products; without it, both tend to reach the softmax together and the tensor cores wait.
 
 Causal: blocks start from the last query tile (the longest), and key tiles past the block's last row are
-skipped. Inputs (BH, N, 64) bf16 tensors; O float32 (BH, N, 64), L the
-natural-log logsumexp (BH, N); N a multiple of 128 and of BKV.
+skipped. Inputs (BH, N, 64) bf16 tensors; O float32 (BH, N, 64), L the natural-log logsumexp (BH, N); N a
+multiple of 128 and of BKV.
 """
 
 import numpy as np
