@@ -1,6 +1,7 @@
 """Would Numba's CUDA compiler accept this kernel? Compile it for a GPU, with no GPU, and say why not.
 
     compilegate.available()                           # (True, "...") where NVRTC and NVVM can be found
+    compilegate.start_early()                         # a notebook's helper process, started in the background
     compilegate.compile_kernel(spec, signature)       # None, or raises gpusim.CompileError
     compilegate.compile_kernel(spec, signature, arithmetic="float32")   # ... or PrecisionError
     spec = kernelsource.describe(kernel); signature = compilegate.signature_of(args)
@@ -240,6 +241,16 @@ def available() -> tuple[bool, str]:
 
 _cache: OrderedDict[str, dict] = OrderedDict()
 _cache_lock = threading.Lock()
+
+
+def start_early() -> None:
+    """Start the helper process now, in the background, where checks will compile through one (Numba's
+    simulator on, the compiler installed): the seconds it spends importing Numba then pass while the learner
+    reads and writes, not inside the first check cell. The first compile waits for it as before."""
+    if _simulator_on() and available()[0]:
+        with _helper.lock:
+            if not _helper.running():
+                _helper._start()
 
 
 def compile_kernel(spec, signature, arithmetic: str | None = None) -> None:
@@ -515,8 +526,12 @@ class _Helper:
                     self.stop()
                     raise
 
+    def running(self) -> bool:
+        """Is there a live helper process, started by this process?"""
+        return self.process is not None and self.process.poll() is None and self.owner == os.getpid()
+
     def _request(self, message) -> dict:
-        if self.process is None or self.process.poll() is not None or self.owner != os.getpid():
+        if not self.running():
             self._start()
         try:
             self.process.stdin.write((json.dumps(message) + "\n").encode())

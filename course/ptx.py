@@ -5,6 +5,7 @@
     float64_lines(ptx)                          # the instructions that compute in float64
     instruction_mix(ptx)                        # instructions by kind: float32 FMA, 64-bit integer, loads...
     innermost_loop(ptx)                         # the smallest loop that holds float32 FMAs
+    normalized(ptx)                             # the code alone: comments, debug lines and symbol names out
 
 A kernel is compiled the way the compile gate (:mod:`course.compilegate`) compiles a learner's: its spec
 (:mod:`course.kernelsource`) is rebuilt and ``numba.cuda.compile_ptx`` compiles it for the argument types of
@@ -35,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LIBDEVICE_REDUCTION = re.compile(r"^mul\.f64\s+(%fd\d+),\s*(%fd\d+),\s*0d3BF921FB54442D19;")
 # An instruction line: optional predicate, the opcode with its suffixes, then operands.
 INSTRUCTION = re.compile(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.]*)\s")
+GENERATED_SYMBOL = re.compile(r"_ZN[\w$]+|_cudapy_\w+?_\d+\b")  # Numba's mangled and numbered names
 KINDS = (  # (kind, opcode pattern): the first that matches names an instruction's kind
     ("shared load", re.compile(r"^ld\.shared")),
     ("global load", re.compile(r"^ld\.global")),
@@ -190,6 +192,24 @@ def innermost_loop(ptx):
         if instruction_mix(body)["float32 FMA"] and (best is None or k - start < best[1] - best[0]):
             best = (start, k)
     return "" if best is None else "\n".join(lines[best[0]:best[1] + 1])
+
+
+def normalized(ptx):
+    """The PTX's code lines with comments, blank and debug lines (.file, .loc) dropped and every generated
+    symbol (mangled names, numbered shared arrays) renamed in order of first use: two kernels that compile
+    to the same machine code give the same list, whatever their names or source files."""
+    names = {}
+
+    def rename(match):
+        return names.setdefault(match[0], f"symbol{len(names)}")
+
+    kept = []
+    for line in ptx.splitlines():
+        text = line.split("//", 1)[0].strip()
+        if not text or text.startswith((".file", ".loc")):
+            continue
+        kept.append(GENERATED_SYMBOL.sub(rename, text))
+    return kept
 
 
 def main():

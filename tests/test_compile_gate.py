@@ -278,6 +278,17 @@ def test_with_the_simulator_on_the_helper_process_compiles_and_survives_being_ki
     assert helper.started == started + 1 and helper.process.poll() is None
 
 
+def test_start_early_starts_one_helper_that_the_first_compile_then_uses():
+    helper = compilegate._helper
+    helper.stop()
+    compilegate.start_early()
+    process, started = helper.process, helper.started
+    assert helper.running()
+    compilegate.start_early()  # already running: no second one
+    gate(doubles, (np.zeros(4, np.uint16), np.zeros(4, np.uint16)))
+    assert helper.process is process and helper.started == started
+
+
 def test_a_compile_past_its_deadline_is_stopped_with_a_message(monkeypatch):
     monkeypatch.setattr(compilegate, "COMPILE_TIMEOUT_S", 0.001)
     with pytest.raises(gpusim.CompileError, match="took longer than 0.001 s"):

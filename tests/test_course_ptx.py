@@ -55,3 +55,18 @@ def test_innermost_loop_and_instruction_kinds():
     mix = ptx.instruction_mix(loop)
     assert mix["64-bit integer"] == 4, "shr, and, add and the widening multiply"
     assert (mix["shared load"], mix["float32 FMA"], mix["global load"]) == (1, 1, 0)
+
+
+def test_normalized_keeps_the_code_and_drops_names_comments_and_debug_lines():
+    first = """.visible .shared .align 4 .b8 _cudapy_smem_1[280];
+.visible .entry _ZN6cudapy4cell1kB2v1E(  // the kernel
+	.loc	1 8 5
+	ld.shared.f32 	%f1, [_cudapy_smem_1];
+	.file	1 "<02 cell 8>"
+"""
+    renamed = first.replace("v1E", "v7E").replace("smem_1", "smem_4").replace("8 5", "9 1").replace(
+        "02 cell 8", "02 cell 8 mutant 3f")
+    widened = renamed.replace("ld.shared.f32 \t%f1", "ld.shared.f64 \t%fd1")
+    assert ptx.normalized(first) == ptx.normalized(renamed)
+    assert ptx.normalized(first) != ptx.normalized(widened)
+    assert ptx.normalized(first)[-1] == "ld.shared.f32 \t%f1, [symbol0];"

@@ -1,6 +1,7 @@
 """The mutation tool (tools/mutation): its operators on a tiny kernel, and its runner on a tiny notebook."""
 
 import json
+import linecache
 import sys
 from pathlib import Path
 
@@ -175,3 +176,35 @@ def test_every_solution_notebook_has_mutants_that_compile(path):
     assert mutants, f"{path.name}: no mutants"
     for mutant in mutants:
         compile(mutant.source, mutant.id, "exec")
+
+
+FILL = """
+@cuda.jit
+def fill(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i] if i % 2 == 0 else np.{zero}(0.0)
+"""
+
+
+def test_a_folded_float64_literal_compiles_to_the_same_ptx_and_a_carried_one_does_not():
+    """The battery's rule for float64 mutants: same machine code, equivalent (a float64 zero stored into a
+    float32 array is folded to float32); float64 work in the PTX, not."""
+    import numpy as np
+    from numba import cuda
+
+    from course import ptx
+
+    def kernel(source, filename):
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        namespace = {"cuda": cuda, "np": np}
+        exec(compile(source, filename, "exec"), namespace)
+        return namespace["fill"]
+
+    kernels = [kernel(FILL.format(zero=zero), f"<fill {zero}>") for zero in ("float32", "float64")]
+    kernels.append(kernel(FILL.replace("a[i] if", "a[i] + np.float64(0.1) if").format(zero="float32"),
+                          "<fill wide>"))
+    arrays = (np.zeros(8, np.float32), np.zeros(8, np.float32))
+    narrow, folded, wide = (ptx.normalized(text) for text in ptx.ptx_of_all([(k, arrays) for k in kernels]))
+    assert narrow == folded
+    assert narrow != wide and any(".f64" in line for line in wide)

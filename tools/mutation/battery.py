@@ -11,9 +11,11 @@ passes. On each such case the original and the mutant are run side by side (``co
 * the same launches (grids and blocks), and every gpusim counter (sectors, bank conflicts, shared bytes,
   barriers...) within COUNTER_RTOL.
 
-A float64 mutant is never equivalent: the task asks for float32, so one that gives the same values is still a
-bug the checks should catch (its battery still runs, to say how it differs, if it does). A mutant with no
-recorded check call, or too few battery cases, is not equivalent either.
+A float64 mutant that agrees on the battery is equivalent only if the compiler made the same machine code of
+it: the same PTX as the original's (``course.ptx.normalized``) for every kernel the check compiled, as where
+a float64 literal stored into a float32 array is folded to float32. Otherwise the task asks for float32, so
+one that gives the same values is still a bug the checks should catch. A mutant with no recorded check
+call, or too few battery cases, is not equivalent either.
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ def judge_equivalence(run, outcome, mutant: dict, filename: str, settings: dict)
                  f"sizes): outputs within a tenth of the check's tolerance, counters within "
                  f"{COUNTER_RTOL:.0%}")
     if mutant["operator"] in NEVER_EQUIVALENT:
-        return {"equivalent": False, "reason": f"{agreement}; {NEVER_EQUIVALENT[mutant['operator']]}",
+        same, why = same_machine_code(pairs)
+        if same:
+            return {"equivalent": True, "reason": f"{agreement}; {why}", "cases": compared}
+        return {"equivalent": False, "reason": f"{agreement}; {why}; {NEVER_EQUIVALENT[mutant['operator']]}",
                 "cases": compared}
     return {"equivalent": True, "reason": agreement, "cases": compared}
 
@@ -91,6 +96,51 @@ def _code_files(call) -> set[str]:
             if value is None:
                 break
     return files
+
+
+def same_machine_code(pairs) -> tuple[bool, str]:
+    """(whether every kernel the mutant's checks compiled has the original's PTX, what was found): the
+    kernels are caught as the compile gate receives them, on each task's first battery size."""
+    from course import compilegate, ptx
+
+    if not compilegate.available()[0]:
+        return False, "no compiler to compare machine code with"
+    common = sys.modules["course.tasks.common"]
+    jobs = []
+    for original, mutated in pairs:
+        size, seed = battery_sizes(mutated.arguments["task"])[0]
+        case = common.make_cases([size], [seed])[0]
+        jobs.append((_compiled(common, original, case), _compiled(common, mutated, case)))
+    if not any(before for before, _ in jobs):
+        return False, "no kernel was compiled, so there is no machine code to compare"
+    for before, after in jobs:
+        if [signature for _, signature in before] != [signature for _, signature in after]:
+            return False, "its kernels are compiled for other argument types"
+        texts = ptx.results_of_specs(before + after)
+        if any("error" in text for text in texts):
+            return False, "a kernel did not compile"
+        codes = [ptx.normalized(text["ptx"]) for text in texts]
+        if codes[:len(before)] != codes[len(before):]:
+            return False, "its PTX differs from the original's"
+    return True, "and compiles to the original's PTX (the compiler folded the float64 away)"
+
+
+def _compiled(common, call, case) -> list[tuple]:
+    """(spec, signature) of every kernel the compile gate received while one check call ran one case."""
+    from course import compilegate
+
+    received, gate = [], compilegate.compile_kernel
+
+    def recording(spec, signature, arithmetic=None):
+        received.append((spec, signature))
+        return gate(spec, signature, arithmetic)
+
+    compilegate.compile_kernel = recording
+    try:
+        _result(common, call, case, judge=False)
+    finally:
+        compilegate.compile_kernel = gate
+    return received
 
 
 # ------------------------------------------------------------------------------------------------ cases
