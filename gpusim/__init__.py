@@ -5,7 +5,7 @@ k[blocks, threads](a, b, out)         # numpy arrays, CPU torch tensors, scalars
 k.report                              # counters of the last launch
 """
 
-__version__ = "0.12.0"  # CHANGELOG.md says what changed
+__version__ = "0.12.1"  # CHANGELOG.md says what changed
 
 from .checker import Access
 from .context import WARP_SIZE

@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from . import frontends
+from .arrays import READ_ONLY_ARGUMENT
 from .errors import ArgumentTypeError, ResourceError
 from .numeric import cast, numba_scalar
 from .records import Record
@@ -171,11 +172,14 @@ class _Converter:
             raise ResourceError(f"argument {name} is an array of Python objects; use a numeric dtype.")
         if not self.checked:
             return array.view(np.recarray) if array.dtype.names else array  # fields by attribute, as in Numba
+        # Numba types an array whose writeable flag is off as a readonly array, and refuses to compile a write
+        readonly = READ_ONLY_ARGUMENT if not array.flags.writeable else False
         if not array.flags.c_contiguous:
             copy = np.ascontiguousarray(array)
-            self.copy_backs.append((array, copy))
+            if not readonly:
+                self.copy_backs.append((array, copy))
             array = copy
-        return self.memory.global_array(array, name)
+        return self.memory.global_array(array, name, readonly=readonly)
 
     def _record(self, name, record):
         """One record: the kernel sees element 0 of a one-element copy, which is copied back after the launch

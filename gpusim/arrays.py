@@ -21,6 +21,8 @@ from .context import who
 from .errors import KernelError, OutOfBoundsError, UnsupportedError
 from .sites import TAG, describe, user_frame
 
+READ_ONLY_ARGUMENT = "argument"  # Region.readonly of an argument whose NumPy writeable flag is off
+
 READ, WRITE, ATOMIC = 0, 1, 2
 SILENT = 1 << 29  # in a write's second integer: it stored the value the element already held
 _Address = namedtuple("_Address", "data")
@@ -212,6 +214,13 @@ class DeviceArray:
         return f"{who()} {verb} {_index_text(self.region.name, idx)} at {place}: {reason}."
 
     def _readonly(self, idx, kind, frame):
+        if self.region.readonly == READ_ONLY_ARGUMENT:
+            return KernelError(
+                self._where(idx, kind, frame, f"{self.region.name} is a read-only NumPy array (its writeable "
+                            f"flag is off), which Numba refuses to compile a write into"),
+                "leave the kernel's inputs as they are: write results into an output argument, and keep "
+                "scratch values in shared or local memory.",
+            )
         return KernelError(
             self._where(idx, kind, frame, f"{self.region.name} is a NumPy array from outside the kernel (a "
                         f"module-level or captured variable), which Numba freezes into read-only constant "
@@ -721,8 +730,8 @@ class Mirrored2D(Contiguous2D):
         return self._access((i, j), _getframe(1), READ)
 
 
-class ReadOnlyArray(DeviceArray):
-    """A NumPy array a kernel reads from module level or a closure: constant memory, reads only."""
+class _RefusesWrites:
+    """Writes refused, with the reason the region is read-only (see DeviceArray._readonly)."""
 
     __slots__ = ()
 
@@ -736,9 +745,28 @@ class ReadOnlyArray(DeviceArray):
         raise self._readonly((i, j), WRITE, _getframe(1))
 
 
+class ReadOnlyArray(_RefusesWrites, DeviceArray):
+    """A read-only array (see Region.readonly) of any layout."""
+
+    __slots__ = ()
+
+
+class ReadOnlyContiguous1D(_RefusesWrites, Contiguous1D):
+    """A read-only whole 1-D array: Contiguous1D's fast reads."""
+
+    __slots__ = ()
+
+
+class ReadOnlyContiguous2D(_RefusesWrites, Contiguous2D):
+    """A read-only whole 2-D array: Contiguous2D's fast reads."""
+
+    __slots__ = ()
+
+
 _BY_NDIM = {1: DeviceArray1D, 2: DeviceArray2D, 3: DeviceArray3D}
 _CONTIGUOUS = {1: Contiguous1D, 2: Contiguous2D}
 _MIRRORED = {1: Mirrored1D, 2: Mirrored2D}
+_READ_ONLY = {1: ReadOnlyContiguous1D, 2: ReadOnlyContiguous2D}
 
 
 def device_array(flat, shape, strides, e0, region, log, byte_offset=0, mirror=False):
@@ -748,12 +776,12 @@ def device_array(flat, shape, strides, e0, region, log, byte_offset=0, mirror=Fa
         from .records import RecordArray
 
         return RecordArray(flat, shape, strides, e0, region, log, byte_offset)
-    if region.readonly:
-        return ReadOnlyArray(flat, shape, strides, e0, region, log, byte_offset)
     contiguous = e0 == 0 and len(shape) in _CONTIGUOUS and tuple(strides) == tuple(shape[1:]) + (1,)
+    if region.readonly and not contiguous:
+        return ReadOnlyArray(flat, shape, strides, e0, region, log, byte_offset)
     if contiguous:
-        arr = (_MIRRORED if mirror else _CONTIGUOUS)[len(shape)](flat, shape, strides, e0, region, log,
-                                                                 byte_offset)
+        classes = _READ_ONLY if region.readonly else _MIRRORED if mirror else _CONTIGUOUS
+        arr = classes[len(shape)](flat, shape, strides, e0, region, log, byte_offset)
         arr._n0 = shape[0]
         if len(shape) == 2:
             arr._n1 = shape[1]

@@ -185,7 +185,7 @@ class Kernel:
         code, reason = vector_code(self.py_func.__code__)
         if code is None:
             return reason
-        saved = [(array, array.copy()) for array in host_arrays(args)]
+        saved = [(array, array.copy()) for array in host_arrays(args) if array.flags.writeable]
         launch = None
         for lanes_per_wave in (WAVE_LANES, 1):  # one block per wave if a wave logs too much
             try:

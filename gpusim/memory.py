@@ -35,7 +35,9 @@ class AccessLog:
 
 
 class Region:
-    """One allocation: a global argument's buffer or one shared array of a block."""
+    """One allocation: a global argument's buffer or one shared array of a block. ``readonly`` is False,
+    True (a constant: an array from module level or a closure, or constant memory) or READ_ONLY_ARGUMENT
+    (an argument whose NumPy writeable flag is off)."""
 
     __slots__ = ("id", "base", "name", "kind", "nbytes", "dynamic", "readonly", "init", "primary",
                  "primary_offset")
@@ -109,7 +111,8 @@ class Memory:
 
     def global_array(self, array, name, readonly=False):
         """A checked view of a contiguous numpy argument; views of one buffer share a region. A read-only one
-        (a module-level array, frozen as Numba freezes it) refuses writes."""
+        (a module-level array, frozen as Numba freezes it, or an argument NumPy marks read-only) refuses
+        writes."""
         root = root_array(array)
         offset = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
         if not root.flags.c_contiguous or offset % array.itemsize:

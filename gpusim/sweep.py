@@ -22,8 +22,11 @@ def run_schedules(kernel, config, *args, randoms=3, seed=0, rtol=0.0, atol=0.0, 
     where and under which schedule. The arrays end holding the default schedule's results; returns the
     schedules run."""
     _, block, _ = parse_config(config)
-    arrays = [array for array in map(host_array, args) if array is not None]
-    names = _array_names(kernel, args)
+    named = [(name, array) for name, array in zip(_array_names(kernel, args),
+                                                   (a for a in map(host_array, args) if a is not None),
+                                                   strict=True)
+             if array.flags.writeable]  # a read-only argument cannot change (a write to it is an error)
+    names, arrays = [name for name, _ in named], [array for _, array in named]
     start = [array.copy() for array in arrays]
     ran, default, difference = [], None, None
     for schedule in schedules(tuple(block), randoms, seed):

@@ -9,6 +9,7 @@ from pathlib import Path
 import gpusim_kernels as K
 import numpy as np
 import pytest
+from numba import cuda
 
 import gpusim
 
@@ -103,6 +104,30 @@ def test_past_the_end_index_is_out_of_bounds():
         np.zeros(64, dtype=np.float32),
     )
     assert "b[50]" in message and "past the end" in message
+
+
+def doubles_in_place(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] = a[i] * 2
+
+
+def test_a_write_into_a_read_only_argument_names_thread_element_and_line():
+    """An argument whose NumPy writeable flag is off is read-only, as Numba types it; reads stay fast and
+    counted, a non-contiguous one too, and schedules neither restore nor compare it."""
+    for shape in ((4096,), (64, 64)):
+        a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        a.flags.writeable = False
+        message = raises(gpusim.KernelError, doubles_in_place, (a.size // 128, 128), a.reshape(-1))
+        assert "thread (0,0,0) wrote a[0]" in message and "read-only NumPy array" in message
+        assert "`a[i] = a[i] * 2`" in message
+    strided = np.arange(64, dtype=np.float32)[::2]
+    strided.flags.writeable = False
+    out = np.zeros(32, np.float32)
+    kernel = gpusim.jit(K.copy_coalesced)
+    kernel[1, 32](strided, out)
+    assert np.array_equal(out, strided) and kernel.report.global_loads == 32
+    assert len(gpusim.run_schedules(K.copy_coalesced, (1, 32), strided, out)) > 1
 
 
 def test_uninitialized_shared_read():

@@ -60,6 +60,9 @@ GENERIC_ERROR_HINTS = {
     "KernelTimeoutError": f"The check stops a launch after {KERNEL_TIMEOUT_S:g} s, and these inputs need "
                           f"well under a second: look for a loop whose variable never changes.",
 }
+READ_ONLY_HINT = ("The inputs are read-only: they belong to the caller, who may use them again. Leave them "
+                  "as they are: make new arrays for results and scratch (np.empty_like(x)), or work on a "
+                  "copy (x.copy()).")
 NAN_HINT = ("NaN comes from 0/0, inf - inf, 0·inf or a NaN input; inf from an overflow (float32 exp() "
             "overflows above about 88.7) or a division by 0.")
 
@@ -115,6 +118,17 @@ def fill_output(array: np.ndarray, fill) -> None:
         array.view(_FILL_BITS[array.dtype].dtype)[...] = _FILL_BITS[array.dtype]
     else:
         array[...] = math.nan if fill == NAN_FILL else fill
+
+
+def freeze_inputs(task, args: dict) -> None:
+    """Mark every array argument that is not an output read-only (NumPy's writeable flag): a kernel that
+    writes one is stopped by gpusim at the thread and line (Numba refuses to compile it, too), and a
+    plain-Python function that changes one in place raises NumPy's ValueError. The caller keeps its
+    inputs."""
+    outputs = {output.name for output in task.outputs}
+    for name, value in args.items():
+        if isinstance(value, np.ndarray) and name not in outputs:
+            value.flags.writeable = False
 
 
 def never_written(output: Output, values: np.ndarray) -> np.ndarray:
@@ -390,6 +404,7 @@ def run(task: Task, learner: dict, case: Case, gate: bool = True) -> dict:
     args = task.make_args(case)
     for output in task.outputs:
         fill_output(args[output.name], output.fill)
+    freeze_inputs(task, args)
     recorder, error, compiled = None, None, None
     try:
         if task.configure is None:
@@ -434,6 +449,7 @@ def run_under_schedules(task: Task, case: Case, kernel, launches: list, argument
         fresh = task.make_args(case)
         for output in task.outputs:
             fill_output(fresh[output.name], output.fill)
+        freeze_inputs(task, fresh)
         swap = {id(value): fresh[name] for name, value in args.items()}
         kernel_now = gpusim.jit(kernel, check=True, timeout=KERNEL_TIMEOUT_S, schedule=schedule,
                                 strict=STRICT)
@@ -568,6 +584,8 @@ def _error_message(task: Task, where: str, error: dict) -> str:
     if kind == "KernelSourceError":
         return f"{task.name}: the check cannot take your kernel as it is written: {message}"
     hint = task.error_hints.get(kind, GENERIC_ERROR_HINTS.get(kind, ""))
+    if kind == "ValueError" and "read-only" in message and not hint:
+        hint = READ_ONLY_HINT
     error_class = getattr(gpusim, kind, None)
     is_kernel_error = isinstance(error_class, type) and issubclass(error_class, gpusim.KernelError)
     what = "gpusim stopped the kernel" if is_kernel_error else "your code raised an exception"
@@ -983,6 +1001,7 @@ def run_function(task: Task, function: Callable, case: Case, call: Callable,
     compare.
     """
     args = task.make_args(case) if args is None else args
+    freeze_inputs(task, args)
     readers = {name: ChunkedReader(args[name], args[limit], name, limit) for name, limit in task.chunked}
     outputs, error = {}, None
     try:

@@ -59,7 +59,7 @@ def guarded(array, dtype=None):
     integers). 2-D arrays keep their shape; their rows may be padded (see :func:`guarded_rows`)."""
     import torch
 
-    values = torch.as_tensor(np.ascontiguousarray(array), dtype=dtype)
+    values = torch.as_tensor(np.array(array, order="C"), dtype=dtype)  # a copy: the input may be read-only
     flat = values.reshape(-1)
     fill = float("nan") if values.dtype.is_floating_point else -1
     buffer = torch.full((flat.numel() + 2 * GUARD_ELEMENTS,), fill, dtype=values.dtype)
