@@ -24,7 +24,6 @@ refuses them with :class:`PrecisionError`.
 from __future__ import annotations
 
 import ast
-import atexit
 import functools
 import hashlib
 import json
@@ -32,19 +31,17 @@ import linecache
 import os
 import queue
 import re
-import subprocess
 import sys
-import tempfile
 import threading
 import types
 import warnings
 from collections import OrderedDict
-from pathlib import Path
 
 import numpy as np
 
 from gpusim import CompileError, describe_line
 
+from .helperprocess import HelperDied, LineHelper, serve
 from .kernelsource import KernelSourceError, functions_of, rebuild, register_lines, validate
 
 TARGET_CC = (9, 0)  # Hopper: what the course's GPUs are
@@ -248,9 +245,7 @@ def start_early() -> None:
     simulator on, the compiler installed): the seconds it spends importing Numba then pass while the learner
     reads and writes, not inside the first check cell. The first compile waits for it as before."""
     if _simulator_on() and available()[0]:
-        with _helper.lock:
-            if not _helper.running():
-                _helper._start()
+        _helper.start_early()
 
 
 def compile_kernel(spec, signature, arithmetic: str | None = None) -> None:
@@ -281,7 +276,7 @@ def compile_kernel(spec, signature, arithmetic: str | None = None) -> None:
 def _compile(spec, signature) -> dict:
     """The result of one compile (see `compile_here`), here or in the helper process."""
     if _simulator_on():
-        return _helper.compile(spec, signature)
+        return _compiler.compile(spec, signature)
     return compile_here(spec, signature)
 
 
@@ -489,94 +484,34 @@ def _function_at(spec, filename, line):
 # ------------------------------------------------------------------------------------ the helper process
 
 
-class _HelperDied(Exception):
-    pass
-
-
-class _Helper:
-    """One `python -m course.compilegate` process that compiles for this one, over JSON lines."""
+class _Compiler:
+    """The helper process that compiles for this one (course.helperprocess), and what its failures mean
+    for a learner."""
 
     def __init__(self):
-        self.process = None
-        self.owner = None
-        self.replies = None
-        self.stderr = None
-        self.lock = threading.Lock()
-        self.started = 0  # how many helper processes this process has started
+        self.lines = LineHelper("course.compilegate", drop_env=("NUMBA_ENABLE_CUDASIM",), valid=_result_ok)
 
     def compile(self, spec, signature) -> dict:
-        with self.lock:
+        with self.lines.lock:
             for attempt in range(2):
                 try:
-                    return self._request({"spec": spec, "signature": signature})
-                except _HelperDied as died:
-                    self.stop()
+                    return self.lines.request({"spec": spec, "signature": signature}, COMPILE_TIMEOUT_S)
+                except HelperDied as died:
+                    self.lines.stop()
                     if attempt:
                         raise CompileError(f"the compiler process stopped while compiling kernel "
                                            f"`{spec['name']}`: {died}",
                                            "run the check again; if it happens again, simplify the kernel."
                                            ) from None
                 except queue.Empty:
-                    self.stop()
+                    self.lines.stop()
                     raise CompileError(f"compiling kernel `{spec['name']}` took longer than "
                                        f"{COMPILE_TIMEOUT_S:g} s and was stopped.",
                                        "run the check again when the machine is less busy; a kernel "
                                        "normally compiles in about a second.") from None
                 except BaseException:
-                    self.stop()
+                    self.lines.stop()
                     raise
-
-    def running(self) -> bool:
-        """Is there a live helper process, started by this process?"""
-        return self.process is not None and self.process.poll() is None and self.owner == os.getpid()
-
-    def _request(self, message) -> dict:
-        if not self.running():
-            self._start()
-        try:
-            self.process.stdin.write((json.dumps(message) + "\n").encode())
-            self.process.stdin.flush()
-        except OSError:
-            raise _HelperDied(self._stopped()) from None
-        reply = self.replies.get(timeout=COMPILE_TIMEOUT_S)
-        if reply is None:
-            raise _HelperDied(self._stopped())
-        try:
-            result = json.loads(reply)
-        except ValueError:
-            result = None
-        if not _result_ok(result):
-            raise _HelperDied(f"it answered {reply[:200]!r}")
-        return result
-
-    def _start(self):
-        self.stop()
-        env = {key: value for key, value in os.environ.items() if key != "NUMBA_ENABLE_CUDASIM"}
-        root = str(Path(__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
-        self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, "-m", "course.compilegate"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self.stderr, env=env)
-        self.owner = os.getpid()
-        self.started += 1
-        self.replies = queue.Queue()
-        threading.Thread(target=_read_lines, args=(self.process.stdout, self.replies), daemon=True).start()
-
-    def _stopped(self) -> str:
-        """Why the helper is gone: its exit status and the end of what it wrote to stderr."""
-        process = self.process
-        self.stop()
-        self.stderr.seek(0, os.SEEK_END)
-        self.stderr.seek(max(0, self.stderr.tell() - 1500))
-        tail = self.stderr.read().decode(errors="replace").strip()
-        return f"it exited with status {process.returncode}" + (f":\n{tail}" if tail else "")
-
-    def stop(self):
-        process, self.process = self.process, None
-        if process is not None and self.owner == os.getpid():
-            process.kill()
-            process.wait()
-            process.stdin.close()  # its stdout is closed by the thread that reads it, at the end
 
 
 def _result_ok(result) -> bool:
@@ -598,34 +533,23 @@ def _result_ok(result) -> bool:
                  and type(line[1]) is int))
 
 
-def _read_lines(stream, replies):
-    with stream:
-        for line in stream:
-            replies.put(line)
-    replies.put(None)
+_compiler = _Compiler()
+_helper = _compiler.lines
 
 
-_helper = _Helper()
-atexit.register(_helper.stop)
+def _answer(request) -> dict:
+    """One request of the helper process: the result of compiling its spec for its signature."""
+    try:
+        validate(request["spec"])
+        check_signature(request["signature"])
+        return compile_here(request["spec"], request["signature"])
+    except KernelSourceError as error:
+        return {"ok": False, "source_error": [error.detail, str(error).rsplit("\nHint: ", 1)[-1]]}
 
 
 def main() -> None:
     """The helper process: one JSON request per line on stdin, one JSON result per line on stdout."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a notebook interrupts the check, not this
-    replies = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # anything printed while compiling goes to stderr, not into the replies
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-            validate(request["spec"])
-            check_signature(request["signature"])
-            result = compile_here(request["spec"], request["signature"])
-        except KernelSourceError as error:
-            result = {"ok": False, "source_error": [error.detail, str(error).rsplit("\nHint: ", 1)[-1]]}
-        replies.write(json.dumps(result) + "\n")
-        replies.flush()
+    serve(_answer)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ import numpy as np
 import gpusim
 from gpusim import place_name, schedule_difference
 
+from . import cliffs
 from .chunks import ChunkedReader
 
 if TYPE_CHECKING:
@@ -239,6 +240,23 @@ class _RecordingKernel:
         return report.as_dict() if report is not None else {}
 
 
+class UntestedSizeError(Exception):
+    """The learner's code treats sizes past every checked case differently (see :mod:`.cliffs`)."""
+
+
+def refuse_size_cliffs(task: Task, found: list) -> None:
+    """Raise UntestedSizeError naming the lines of `found` (cliffs.cliffs_in_*), if there are any."""
+    if not found:
+        return
+    lines = "\n".join(f"    {gpusim.describe_line(filename, line)}: the constant {value}"
+                      for filename, line, value, _ in found)
+    raise UntestedSizeError(
+        f"the code holds a constant larger than every size this check runs (the largest is "
+        f"{cliffs.largest_size(task)}), where it compares, loops or clamps:\n{lines}\nWhat it does past "
+        f"that constant is never tested, so the check refuses it: a large input would meet code no case "
+        f"has run.")
+
+
 class LaunchError(Exception):
     """A launch configuration the machinery refuses before it reaches gpusim (an empty grid)."""
 
@@ -358,6 +376,13 @@ def _rebuilt(spec: dict) -> Callable:
     return found[1]
 
 
+def _spec(kernel) -> dict:
+    """A kernel's spec (course.kernelsource), or the spec itself."""
+    from course.kernelsource import describe
+
+    return kernel if isinstance(kernel, dict) else describe(kernel)
+
+
 def _described(learner: dict) -> dict:
     """The learner's objects with the kernel described once for every case of a check (a kernel that cannot
     be described stays as it is: each case then reports why)."""
@@ -418,6 +443,8 @@ def run(task: Task, learner: dict, case: Case, gate: bool = True) -> dict:
         if gate:
             arithmetic = task.contract.arithmetic if task.contract is not None else None
             kernel, compiled = _gated_kernel(learner["kernel"], arguments, arithmetic)
+            largest = cliffs.largest_size(task)
+            refuse_size_cliffs(task, cliffs.cliffs_in_spec(_spec(learner["kernel"]), largest))
         else:
             kernel = learner["kernel"]
         recorder = _RecordingKernel(gpusim.jit(kernel, check=True, timeout=KERNEL_TIMEOUT_S, strict=STRICT))
@@ -581,6 +608,9 @@ def _error_message(task: Task, where: str, error: dict) -> str:
                 f"({where}):\n{message}")
     if kind == "PrecisionError":
         return f"{task.name} computes in float64 where the task asks for float32 ({where}):\n{message}"
+    if kind == "UntestedSizeError":
+        return (f"{task.name} ({where}): {message}\nHandle every size with the same code: take sizes from "
+                f"the arrays (a.size, a.shape) and loop bounds from them or from the block (cuda.blockDim).")
     if kind == "KernelSourceError":
         return f"{task.name}: the check cannot take your kernel as it is written: {message}"
     hint = task.error_hints.get(kind, GENERIC_ERROR_HINTS.get(kind, ""))
@@ -1006,6 +1036,7 @@ def run_function(task: Task, function: Callable, case: Case, call: Callable,
     outputs, error = {}, None
     try:
         refuse_course_code(function, task.name)
+        refuse_size_cliffs(task, cliffs.cliffs_in_function(function, cliffs.largest_size(task)))
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # the message says it instead
             returned = call(guard_learner(function, task.name), {**args, **readers})
         returned = returned if len(task.outputs) > 1 else (returned,)

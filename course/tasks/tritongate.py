@@ -4,9 +4,10 @@ Triton's interpreter (``TRITON_INTERPRET=1``) runs a kernel as plain Python, so 
 compiler refuses: a Python list, ``break``, an ``import``, a helper function without ``@triton.jit``, a
 global that is not a ``tl.constexpr``, an ``arange`` whose length is not a power of 2. :func:`compile_check`
 sends the kernel's source to a helper process where the interpreter is off
-(``python -m course.tasks.tritongate``) and lowers it to Triton IR for a Hopper GPU
-(``GPUTarget("cuda", 90, 32)``; the front end only: a few hundredths of a second per kernel, plus about a
-second to start the helper), once per set of compile-time constants. No GPU and no CUDA driver are needed.
+(``python -m course.tasks.tritongate``, one kept per process: :mod:`course.helperprocess`) and lowers it to
+Triton IR for a Hopper GPU (``GPUTarget("cuda", 90, 32)``; the front end only: a few hundredths of a second
+per kernel, plus about a second to start the helper), once per set of compile-time constants. No GPU and no
+CUDA driver are needed.
 
     compile_check(kernel, {"x_ptr": "*fp32", "n": "i32"}, [{"BLOCK": 64}, {"BLOCK": 128}])
 
@@ -22,10 +23,10 @@ import inspect
 import json
 import linecache
 import os
-import subprocess
-import sys
+import queue
 import textwrap
 
+from course.helperprocess import HelperDied, LineHelper, serve
 from gpusim import describe_line
 
 TARGET = ("cuda", 90, 32)
@@ -136,23 +137,27 @@ def compile_check(kernel, signature: dict[str, str], constants: list[dict]) -> N
         raise TritonCompileError(_message(spec, result))
 
 
+_helper = LineHelper("course.tasks.tritongate", drop_env=("TRITON_INTERPRET",),
+                     set_env={"TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1")})
+
+
+def start_early() -> None:
+    """Start the helper process now, in the background: importing Triton there takes about a second, which
+    then passes while the learner reads, not inside the first check."""
+    _helper.start_early()
+
+
 def _ask_helper(request: dict) -> dict:
-    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
-    env["TRITON_DEFAULT_FP_FUSION"] = env.get("TRITON_DEFAULT_FP_FUSION", "1")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join([root, *paths])
-    try:
-        done = subprocess.run([sys.executable, "-m", "course.tasks.tritongate"], input=json.dumps(request),
-                              capture_output=True, text=True, env=env, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "text": f"the compile check took longer than {TIMEOUT_S:g} s and was stopped",
-                "line": None}
-    try:
-        return json.loads(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {"ok": False, "line": None,
-                "text": f"the compile check's helper failed (exit {done.returncode}): {done.stderr[-500:]}"}
+    with _helper.lock:
+        try:
+            return _helper.request(request, TIMEOUT_S)
+        except queue.Empty:
+            _helper.stop()
+            return {"ok": False, "line": None,
+                    "text": f"the compile check took longer than {TIMEOUT_S:g} s and was stopped"}
+        except HelperDied as died:
+            _helper.stop()
+            return {"ok": False, "line": None, "text": f"the compile check's helper failed: {died}"}
 
 
 def _message(spec: dict, result: dict) -> str:
@@ -260,8 +265,8 @@ def _clean(text: str) -> str:
 
 
 def main() -> None:
-    request = json.loads(sys.stdin.read())
-    print(json.dumps(compile_here(request)), flush=True)
+    """The helper process: one request per line of stdin, its answer a line of stdout."""
+    serve(compile_here)
 
 
 if __name__ == "__main__":

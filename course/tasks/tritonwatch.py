@@ -72,7 +72,7 @@ def guarded_rows(matrix, row_stride: int):
     matrix, as x[:, :cols] is. Reading past the end of a row lands in the padding and is reported."""
     import torch
 
-    matrix = torch.as_tensor(np.ascontiguousarray(matrix))
+    matrix = torch.as_tensor(np.array(matrix, order="C"))  # a copy: the input may be read-only
     rows, cols = matrix.shape
     wide = torch.full((rows, row_stride), float("nan"), dtype=matrix.dtype)
     wide[:, :cols] = matrix
