@@ -85,3 +85,21 @@ def test_the_largest_size_covers_the_cases_and_their_element_counts(task):
     for case in task.cases:
         numbers = [v for v in dict(case.params).values() if type(v) is int]
         assert largest >= max(numbers)
+
+
+def test_a_matrix_side_is_compared_with_the_largest_side_not_the_largest_matrix():
+    """m == 2048 is past every matrix side the tiled matmul's cases use, though some matrices of the check
+    hold more than 2048 elements."""
+    from course.tasks import part05
+
+    source = """def tiled_matmul(a, b, c):
+    i, j = cuda.grid(2)
+    if a.shape[0] == 2048:
+        return
+"""
+    kernel = _function(source, "tiled_matmul", "<side>")
+    task = part05.TILED_MATMUL
+    assert max(array.size for case in task.cases for array in task.make_args(case).values()
+               if hasattr(array, "size")) > 2048
+    found = cliffs.cliffs_in_spec(describe(cuda.jit(kernel)), cliffs.largest_size(task))
+    assert [(n, value) for _, n, value, _ in found] == [(3, 2048)]

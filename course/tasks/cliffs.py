@@ -9,7 +9,7 @@ and the integer types' limits are not sizes.
 
     cliffs_in_spec(spec, largest)            # a kernel (course.kernelsource spec) and its device functions
     cliffs_in_function(function, largest)    # a plain-Python task's function
-    largest_size(task)                       # the largest size or array its checked cases use
+    largest_size(task)                       # the largest size or array dimension its cases use
 
 Each returns [(filename, line, value, source line)], in line order.
 """
@@ -34,15 +34,16 @@ _INT_CASTS = {"int", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint
 
 
 def largest_size(task) -> int:
-    """The largest size the task's checked cases reach: a size parameter, or the number of elements of an
-    array a case builds (kept per task for the process)."""
+    """The largest size the task's checked cases reach: a size parameter, or a dimension of an array a case
+    builds (kept per task for the process). Dimensions, not element counts: a kernel that compares a
+    matrix's side with 2048 is past every case even where some matrix holds more than 2048 elements."""
     key = (task.name, tuple(task.cases))
     if key not in _LARGEST:
         largest = 0
         for case in task.cases:
             numbers = [value for value in dict(case.params).values() if type(value) is int]
             arrays = [value for value in task.make_args(case).values() if isinstance(value, np.ndarray)]
-            largest = max(largest, *numbers, *(array.size for array in arrays), 0)
+            largest = max(largest, *numbers, *(side for array in arrays for side in array.shape), 0)
         _LARGEST[key] = largest
     return _LARGEST[key]
 
@@ -66,6 +67,8 @@ def cliffs_in_spec(spec, largest: int) -> list[tuple[str, int, int, str]]:
 def cliffs_in_function(function, largest: int) -> list[tuple[str, int, int, str]]:
     """The size cliffs of a plain Python function (none where its source cannot be read)."""
     code = getattr(function, "__code__", None)
+    if code is None:
+        return []
     try:
         source = inspect.getsource(function)
     except (OSError, TypeError):
