@@ -103,3 +103,16 @@ def test_a_matrix_side_is_compared_with_the_largest_side_not_the_largest_matrix(
                if hasattr(array, "size")) > 2048
     found = cliffs.cliffs_in_spec(describe(cuda.jit(kernel)), cliffs.largest_size(task))
     assert [(n, value) for _, n, value, _ in found] == [(3, 2048)]
+
+
+def test_hostile_constant_expressions_are_not_computed():
+    source = """def f(x, chunk):
+    a = 2 ** 64
+    b = ((a ** 64) ** 64) ** 64
+    c = b * b * b * b
+    if len(x) > 1 << -1 or len(x) > c or len(x) > 5 // 0 or len(x) > 2 ** -3:
+        return x
+    return x
+"""
+    function = _function(source, "f", "<hostile>")
+    assert cliffs.cliffs_in_function(function, 100) == []

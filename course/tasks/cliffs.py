@@ -25,6 +25,7 @@ import textwrap
 import numpy as np
 
 MAX_REPORTED = 3
+MAX_BITS = 1 << 14  # a constant expression whose operands are larger is not computed
 # warp masks and integer limits (sentinels, as INT_MAX for "none yet"): constants of the machine, not sizes
 NOT_SIZES = frozenset({2**32 - 1, 2**64 - 1, 2**31 - 1, 2**63 - 1, 2**31, 2**63, 2**15 - 1, 2**16 - 1})
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -140,6 +141,16 @@ def _local_constants(tree, bound: dict[str, int]) -> dict[str, int]:
     return local
 
 
+def _computable(op, left: int, right: int) -> bool:
+    """Is `left op right` a number worth computing? Not a negative or huge power or shift, a division by 0,
+    or operands so large that the result could take long to compute (learner code may be hostile)."""
+    if isinstance(op, (ast.Pow, ast.LShift)) and not 0 <= right <= 64:
+        return False
+    if isinstance(op, (ast.FloorDiv, ast.Mod)) and right == 0:
+        return False
+    return abs(left).bit_length() * max(abs(right).bit_length(), 64) <= MAX_BITS
+
+
 def _constant(node, names: dict[str, int]) -> int | None:
     """The integer a constant expression has, or None."""
     if isinstance(node, ast.Constant):
@@ -151,8 +162,7 @@ def _constant(node, names: dict[str, int]) -> int | None:
         return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _constant(node.left, names), _constant(node.right, names)
-        if left is None or right is None or (isinstance(node.op, (ast.Pow, ast.LShift)) and right > 64) \
-                or (isinstance(node.op, (ast.FloorDiv, ast.Mod)) and right == 0):
+        if left is None or right is None or not _computable(node.op, left, right):
             return None
         return _BINARY[type(node.op)](left, right)
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
