@@ -252,8 +252,8 @@ def _fixture_class_details(run: Run) -> None:
     assert "`setup` had been edited; the grader restored it" in cheater
     assert "FileNotFoundError" in cheater  # the source notebook it tried to read is not in its sandbox
     partial = _feedback(run, "partial", learners.A01)
-    assert "Visible tests: ✓ vector_add" in partial
-    assert "Hidden tests (other random inputs): failed. Of hidden tests you learn only" in partial
+    # its kernel overfits n = 1031, past every visible case: the visible tests refuse the constant itself
+    assert "the constant 1031" in partial and "never tested" in partial
     assert "restored it from the source" in _feedback(run, "edited_locked", learners.A02)
 
 

@@ -52,7 +52,8 @@ SETUP_MARGIN_S = 15.0
 MAX_SKIPPED_CELLS = 3
 BUSY_RETRIES, BUSY_PAUSE_S = 2, 5.0  # a check stopped by a busy machine runs again, after a pause
 HIDDEN_REASON = "hidden tests failed"  # the CSV's reason, however they failed
-LEARNER_ENV = {"COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1"}
+# COURSE_GRADING: no helper process or thread started ahead of the checks (course.tasks.in_own_notebook)
+LEARNER_ENV = {"COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1", "COURSE_GRADING": "1"}
 RUNNER_ENV = {"NUMBA_ENABLE_CUDASIM": "0"}
 
 

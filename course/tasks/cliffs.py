@@ -43,7 +43,10 @@ def largest_size(task) -> int:
         largest = 0
         for case in task.cases:
             numbers = [value for value in dict(case.params).values() if type(value) is int]
-            arrays = [value for value in task.make_args(case).values() if isinstance(value, np.ndarray)]
+            try:
+                arrays = [value for value in task.make_args(case).values() if isinstance(value, np.ndarray)]
+            except Exception:  # noqa: BLE001 - where inputs are served (grading), the sizes alone
+                arrays = []
             largest = max(largest, *numbers, *(side for array in arrays for side in array.shape), 0)
         _LARGEST[key] = largest
     return _LARGEST[key]

@@ -18,7 +18,8 @@ def vector_add(a, b, out):
         out[i] = a[i] * b[i]
 '''
 
-# Right on every visible case, wrong on n = 1031, a size only the hidden tests use.
+# Right on every visible case, wrong on n = 1031, a size only the hidden tests use: the visible tests refuse
+# the constant (course.tasks.cliffs).
 VECTOR_ADD_OVERFITTED = '''
 @cuda.jit
 def vector_add(a, b, out):
